@@ -1,0 +1,59 @@
+/* mpix-st: stream-triggered MPI active-target RMA.
+ *
+ * Source-compatible with HPE Cray MPICH's stream-triggered API. Link with -lmpixst (before -lmpi):
+ * the library interposes MPI_Win_{create,allocate,free,post,start,complete,wait} and
+ * MPI_{Put,Get,Accumulate} through the PMPI profiling interface; windows and epochs it does not
+ * manage pass straight to the underlying MPI.
+ *
+ * A `stream` argument is a cudaStream_t / hipStream_t on the GPU backends and an MPIX_Host_stream
+ * on the host backend (MPIX_ST_BACKEND=host, or no GPU). Every *_stream call only enqueues work
+ * and returns; the stream executes signals, waits and copies in order.
+ */
+#ifndef MPIX_ST_H
+#define MPIX_ST_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPIX_ST_VERSION_MAJOR 0
+#define MPIX_ST_VERSION_MINOR 1
+
+/* Assert bit for MPI_Win_start that opens a stream-triggered access epoch. It lies above every
+ * MPI_MODE_* bit of MPICH (1024..16384) and Open MPI (1..16). */
+#ifndef MPIX_MODE_STREAM
+#define MPIX_MODE_STREAM (1 << 20)
+#endif
+
+/* Error class for exhausted library resources (triggered-op budget, flag slots, mappings).
+ * It is created at first use with MPI_Add_error_class; compare with MPIX_St_error_class(). */
+int MPIX_St_error_class_resource(void);
+
+/* ---- Stream-triggered active-target RMA ---------------------------------------------------- */
+int MPIX_Win_post_stream(MPI_Group group, MPI_Win win, void *stream);
+int MPIX_Win_complete_stream(MPI_Win win, void *stream);
+int MPIX_Win_wait_stream(MPI_Win win, void *stream);
+
+/* ---- Host backend streams (in-order worker threads) ------------------------------------------ */
+typedef struct mpix_host_stream *MPIX_Host_stream;
+int MPIX_Host_stream_create(MPIX_Host_stream *stream);
+/* Enqueue a host function (the host backend's "kernel"); it runs in stream order. */
+int MPIX_Host_stream_enqueue(MPIX_Host_stream stream, void (*fn)(void *), void *arg);
+/* Waits until everything enqueued so far has run. Returns MPI_SUCCESS, or the error class of a
+ * failed stream operation (e.g. a watchdog timeout), whose message MPI_Error_string gives. */
+int MPIX_Host_stream_synchronize(MPIX_Host_stream stream);
+int MPIX_Host_stream_destroy(MPIX_Host_stream stream);
+
+/* ---- Introspection ----------------------------------------------------------------------------- */
+/* Name of the backend in use: "host", "cuda" or "hip". Selects it on first call. */
+const char *MPIX_St_backend_name(void);
+/* Number of stream operations (kernel launches, host tasks) the library has enqueued so far in
+ * this process. Lets tests and benchmarks verify the one-operation-per-call design. */
+unsigned long long MPIX_St_stream_ops_enqueued(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MPIX_ST_H */

@@ -1,0 +1,58 @@
+// System-scope acquire/release primitives and a nanosecond clock, for CUDA and HIP device code.
+// Flags are written by other GPUs and processes, so every flag access is at system scope.
+#pragma once
+#include <cstdint>
+
+#if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+
+__device__ inline uint64_t mpix_load_acquire_sys(const uint64_t *p) {
+  return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+__device__ inline void mpix_store_release_sys(uint64_t *p, uint64_t v) {
+  __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+__device__ inline void mpix_fence_sys() { __threadfence_system(); }
+__device__ inline uint64_t mpix_clock_ns() {
+#if defined(__HIP_DEVICE_COMPILE__)
+  return __builtin_amdgcn_s_memrealtime() * 10ull;  // 100 MHz constant clock on gfx90a/gfx942
+#else
+  return 0;
+#endif
+}
+
+#else  // CUDA
+#include <cuda_runtime.h>
+
+__device__ inline uint64_t mpix_load_acquire_sys(const uint64_t *p) {
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ inline void mpix_store_release_sys(uint64_t *p, uint64_t v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ inline void mpix_fence_sys() { __threadfence_system(); }
+__device__ inline uint64_t mpix_clock_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#endif
+
+// Element-wise atomic read-modify-write through a compare-and-swap loop on the element's bits.
+template <typename T, typename Bits>
+__device__ inline void mpix_atomic_apply(T *addr, T value, uint8_t op) {
+  static_assert(sizeof(T) == sizeof(Bits));
+  Bits *word = reinterpret_cast<Bits *>(addr);
+  Bits old = *reinterpret_cast<volatile Bits *>(word), assumed;
+  do {
+    assumed = old;
+    T cur;
+    __builtin_memcpy(&cur, &assumed, sizeof(T));
+    T next = mpix::work::apply_op<T>(op, cur, value);
+    Bits next_bits;
+    __builtin_memcpy(&next_bits, &next, sizeof(T));
+    old = atomicCAS_system(word, assumed, next_bits);
+  } while (old != assumed);
+}

@@ -1,0 +1,85 @@
+// The stream work format shared by the core, the host backend and the device kernels.
+// An epoch operation (post, complete, wait) becomes one ordered list of items:
+//   waits first, then data operations, then signals.
+// Executing the items of one list in that order is the whole epoch protocol of DESIGN.md §3.
+// Plain data only: the list travels to the GPU by value as kernel parameters.
+#pragma once
+#include <cstdint>
+
+namespace mpix::work {
+
+enum ItemKind : uint8_t {
+  kWait = 1,        // spin until *flag >= value (acquire, system scope)
+  kCopy = 2,        // bytes from src to dst
+  kAccumulate = 3,  // dst[i] = op(dst[i], src[i]) per element, atomic per element
+  kSignal = 4,      // *flag = value (release, system scope), after all data of the list
+};
+
+enum Dtype : uint8_t { kInt32 = 0, kInt64 = 1, kFloat = 2, kDouble = 3 };
+enum AccOp : uint8_t { kSum = 0, kMax = 1, kMin = 2, kReplace = 3 };
+
+// What a wait waits for: named in watchdog reports.
+enum WaitReason : uint8_t { kWaitPost = 0, kWaitComplete = 1 };
+
+enum ItemFlags : uint8_t {
+  kDstRemoteCma = 1,  // host backend: dst is an address in process `peer` (cross-memory attach)
+  kSrcRemoteCma = 2,  // host backend: src is an address in process `peer`
+  kSignalAdd = 4,     // signal: atomically add value instead of storing it (order-free counters)
+};
+
+struct Item {
+  uint64_t a;      // wait/signal: flag address; copy/accumulate: dst address
+  uint64_t b;      // wait/signal: value;        copy/accumulate: src address
+  uint64_t bytes;  // copy/accumulate: length in bytes
+  uint8_t kind;    // ItemKind
+  uint8_t dtype;   // accumulate: Dtype; wait: WaitReason
+  uint8_t op;      // accumulate: AccOp
+  uint8_t flags;   // ItemFlags
+  int32_t peer;    // wait: window rank waited on (diagnostics); CMA copies: the remote pid
+};
+static_assert(sizeof(Item) == 32, "Item is part of the kernel parameter layout");
+
+// One kernel launch (or one host task). Sized to fit the 4 KiB kernel-parameter limit of HIP and CUDA.
+constexpr int kItemsPerLaunch = 120;
+
+struct LaunchHeader {
+  uint16_t nwait, ncopy, nsignal, pad0;
+  uint32_t window_id;      // diagnostics
+  uint32_t ticket_expect;  // multi-block launches: ticket value the last block observes
+  uint64_t watchdog_ns;    // 0: wait forever
+  uint64_t ticket_addr;    // multi-block launches: device counter shared by the blocks
+  uint64_t mailbox_addr;   // host-mapped WatchdogMailbox
+};
+
+struct LaunchParams {
+  LaunchHeader h;
+  Item items[kItemsPerLaunch];
+};
+static_assert(sizeof(LaunchParams) <= 4000, "kernel parameters must stay under 4 KiB");
+
+// Written once by the first wait that times out; read by the host.
+struct WatchdogMailbox {
+  uint32_t fired;  // 0 until a wait timed out
+  uint32_t window_id;
+  int32_t peer;
+  uint32_t reason;  // WaitReason
+  uint64_t expected;
+  uint64_t observed;
+};
+
+// Element-wise accumulate operator, shared by host and device code.
+template <typename T>
+inline constexpr T apply_op(uint8_t op, T target, T origin) {
+  switch (op) {
+    case kSum: return target + origin;
+    case kMax: return target > origin ? target : origin;
+    case kMin: return target < origin ? target : origin;
+    default: return origin;  // kReplace
+  }
+}
+
+inline constexpr uint32_t dtype_size(uint8_t dtype) {
+  return (dtype == kInt32 || dtype == kFloat) ? 4u : 8u;
+}
+
+}  // namespace mpix::work

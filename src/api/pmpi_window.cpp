@@ -1,0 +1,120 @@
+// Interposed window creation and destruction, plus tracking of the underlying MPI's fence and
+// lock epochs (so MPI_Put outside any epoch is caught on managed windows).
+#include <mpi.h>
+
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "../core/window_setup.h"
+#include "../gpu/backend.h"
+#include "errors.h"
+#include "window_lookup.h"
+
+using mpix::core::Result;
+using mpix::core::Window;
+
+namespace {
+// MPI_Win_allocate memory made by the library for windows that ended up unmanaged.
+std::mutex g_mu;
+std::unordered_map<MPI_Win, void *> g_unmanaged_memory;
+
+bool info_equals(MPI_Info info, const char *key, const char *want) {
+  if (info == MPI_INFO_NULL) return false;
+  char value[32] = {};
+  int flag = 0;
+  PMPI_Info_get(info, key, sizeof value - 1, value, &flag);
+  return flag && std::strcmp(value, want) == 0;
+}
+}  // namespace
+
+extern "C" {
+
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+  if (Result r = mpix::api::pending_errors()) return mpix::api::raise_comm(comm, r);
+  return mpix::api::raise_comm(comm, mpix::core::create_window(base, size, disp_unit, info, comm, false, win));
+}
+
+// Host backend: window memory is shared memory node-local peers map. GPU backends: device memory
+// when info mpix_st_memory=device, else the underlying MPI allocates (host memory, not managed).
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+  if (Result r = mpix::api::pending_errors()) return mpix::api::raise_comm(comm, r);
+  mpix::gpu::Backend &be = mpix::gpu::backend();
+  const bool host = std::strcmp(be.name(), "host") == 0;
+  if (info_equals(info, "mpix_st", "false") || (!host && !info_equals(info, "mpix_st_memory", "device")))
+    return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+  if (size < 0) return mpix::api::raise_comm(comm, mpix::core::fail(MPI_ERR_SIZE, "window size is negative"));
+  void *mem = nullptr;
+  if (be.allocate_window_memory(static_cast<size_t>(size), &mem))
+    return mpix::api::raise_comm(comm, mpix::core::fail(MPI_ERR_NO_MEM, "window allocation: " + be.last_error()));
+  Result r = mpix::core::create_window(mem, size, disp_unit, info, comm, true, win);
+  if (r) {
+    be.free_window_memory(mem);
+    return mpix::api::raise_comm(comm, r);
+  }
+  *static_cast<void **>(baseptr) = mem;
+  if (!mpix::core::find_window(*win)) {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_unmanaged_memory[*win] = mem;
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_free(MPI_Win *win) {
+  if (!win) return mpix::api::raise_no_object(mpix::core::fail(MPI_ERR_ARG, "MPI_Win_free: win is NULL"));
+  if (!mpix::core::find_window(*win)) {
+    void *mem = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      auto it = g_unmanaged_memory.find(*win);
+      if (it != g_unmanaged_memory.end()) {
+        mem = it->second;
+        g_unmanaged_memory.erase(it);
+      }
+    }
+    int rc = PMPI_Win_free(win);
+    if (mem) mpix::gpu::backend().free_window_memory(mem);
+    return rc;
+  }
+  MPI_Win handle = *win;
+  bool owned = false;
+  void *base = nullptr;
+  if (Result r = mpix::core::free_window(win, &owned, &base)) return mpix::api::raise_win(handle, r);
+  if (owned) mpix::gpu::backend().free_window_memory(base);
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_fence(int assert_bits, MPI_Win win) {
+  if (Window *w = mpix::core::find_window(win)) {
+    if (w->access.mode != mpix::core::EpochMode::none || w->exposure.mode != mpix::core::EpochMode::none)
+      return mpix::api::raise_win(win, mpix::core::fail(MPI_ERR_RMA_SYNC, "MPI_Win_fence inside an active-target epoch"));
+    w->fence_epoch = !(assert_bits & MPI_MODE_NOSUCCEED);
+  }
+  return PMPI_Win_fence(assert_bits, win);
+}
+
+int MPI_Win_lock(int lock_type, int rank, int assert_bits, MPI_Win win) {
+  int rc = PMPI_Win_lock(lock_type, rank, assert_bits, win);
+  if (Window *w = mpix::core::find_window(win); w && rc == MPI_SUCCESS) ++w->passive_epochs;
+  return rc;
+}
+
+int MPI_Win_unlock(int rank, MPI_Win win) {
+  int rc = PMPI_Win_unlock(rank, win);
+  if (Window *w = mpix::core::find_window(win); w && rc == MPI_SUCCESS && w->passive_epochs > 0) --w->passive_epochs;
+  return rc;
+}
+
+int MPI_Win_lock_all(int assert_bits, MPI_Win win) {
+  int rc = PMPI_Win_lock_all(assert_bits, win);
+  if (Window *w = mpix::core::find_window(win); w && rc == MPI_SUCCESS) ++w->passive_epochs;
+  return rc;
+}
+
+int MPI_Win_unlock_all(MPI_Win win) {
+  int rc = PMPI_Win_unlock_all(win);
+  if (Window *w = mpix::core::find_window(win); w && rc == MPI_SUCCESS && w->passive_epochs > 0) --w->passive_epochs;
+  return rc;
+}
+
+}  // extern "C"

@@ -1,0 +1,23 @@
+#include "window_lookup.h"
+
+#include "../core/epochs.h"
+#include "../gpu/backend_select.h"
+
+namespace mpix::api {
+
+core::Result managed_window(MPI_Win win, core::Window **out) {
+  *out = nullptr;
+  if (win == MPI_WIN_NULL) return core::fail(MPI_ERR_WIN, "window is MPI_WIN_NULL");
+  *out = core::find_window(win);
+  if (!*out)
+    return core::fail(MPI_ERR_WIN, "this window is not managed by mpix-st: some rank's memory is not memory the "
+                                   "backend manages, or its info said mpix_st=false");
+  return core::ok();
+}
+
+core::Result pending_errors() {
+  if (const std::string &e = gpu::backend_selection_error(); !e.empty()) return core::fail(MPI_ERR_OTHER, e);
+  return core::take_watchdog_error();
+}
+
+}  // namespace mpix::api

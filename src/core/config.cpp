@@ -1,0 +1,31 @@
+#include "config.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace mpix::core {
+namespace {
+uint64_t env_u64(const char *name, uint64_t fallback) {
+  const char *v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char *end = nullptr;
+  unsigned long long x = std::strtoull(v, &end, 10);
+  return (end && *end == '\0') ? x : fallback;
+}
+bool env_bool(const char *name) {
+  const char *v = std::getenv(name);
+  return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0 || std::strcmp(v, "yes") == 0);
+}
+}  // namespace
+
+const Config &config() {
+  static const Config c = [] {
+    Config c;
+    c.watchdog_ns = env_u64("MPIX_ST_WATCHDOG_MS", 0) * 1000000ull;
+    c.mpi_gpu_aware = env_bool("MPIX_ST_MPI_GPU_AWARE");
+    return c;
+  }();
+  return c;
+}
+
+}  // namespace mpix::core

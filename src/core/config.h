@@ -1,0 +1,14 @@
+// Run-time settings, read once from the environment (see README "Environment variables").
+#pragma once
+#include <cstdint>
+
+namespace mpix::core {
+
+struct Config {
+  uint64_t watchdog_ns = 0;       // MPIX_ST_WATCHDOG_MS: stream and host waits report instead of hanging
+  bool mpi_gpu_aware = false;     // MPIX_ST_MPI_GPU_AWARE: the underlying MPI accepts device pointers
+};
+
+const Config &config();
+
+}  // namespace mpix::core

@@ -1,0 +1,233 @@
+// The active-target epoch state machine, stream-triggered and host-driven (DESIGN.md §3).
+// Stream mode: each call becomes one work list on the stream; the host only computes, in program
+// order, the flag values that signals will carry and waits expect. Host mode: the same data work
+// runs at MPI_Win_complete, and post/complete notifications are zero-byte messages.
+#include "epochs.h"
+
+#include <chrono>
+#include <thread>
+
+#include "config.h"
+
+namespace mpix::core {
+namespace {
+
+constexpr int kTagPost = 1;
+constexpr int kTagComplete = 2;
+
+const char *mode_name(EpochMode m) {
+  return m == EpochMode::stream ? "stream-triggered" : m == EpochMode::host ? "host-driven" : "no";
+}
+
+Result translate_group(const Window &w, MPI_Group group, std::vector<int> *ranks) {
+  if (group == MPI_GROUP_NULL) return fail(MPI_ERR_GROUP, "group is MPI_GROUP_NULL");
+  int n = 0;
+  if (PMPI_Group_size(group, &n) != MPI_SUCCESS) return fail(MPI_ERR_GROUP, "invalid group");
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = i;
+  ranks->resize(n);
+  if (n > 0) PMPI_Group_translate_ranks(group, n, in.data(), w.group, ranks->data());
+  for (int i = 0; i < n; ++i) {
+    if ((*ranks)[i] == MPI_UNDEFINED)
+      return fail(MPI_ERR_GROUP, "group member " + std::to_string(i) + " is not in the window's communicator");
+    if (!w.peers[(*ranks)[i]].node_local)
+      return fail(MPI_ERR_RANK, "window rank " + std::to_string((*ranks)[i]) +
+                                    " is on another node; this build reaches node-local peers only");
+  }
+  return ok();
+}
+
+uint64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count());
+}
+
+// Completes host-mode notifications, turning a wait past MPIX_ST_WATCHDOG_MS into an error.
+Result wait_requests(std::vector<MPI_Request> &reqs, const char *what) {
+  if (reqs.empty()) return ok();
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    int done = 0;
+    PMPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
+    if (done) return ok();
+    if (config().watchdog_ns && elapsed_ns(start) > config().watchdog_ns) {
+      for (MPI_Request &r : reqs) {
+        if (r == MPI_REQUEST_NULL) continue;
+        PMPI_Cancel(&r);
+        PMPI_Request_free(&r);
+      }
+      return fail(MPI_ERR_OTHER, std::string("watchdog: waited more than MPIX_ST_WATCHDOG_MS for ") + what);
+    }
+    std::this_thread::yield();
+  }
+}
+
+Result notify(const Window &w, const std::vector<int> &peers, int tag, std::vector<MPI_Request> *reqs) {
+  for (int p : peers) {
+    reqs->push_back(MPI_REQUEST_NULL);
+    PMPI_Isend(nullptr, 0, MPI_BYTE, p, tag, w.comm, &reqs->back());
+  }
+  return ok();
+}
+
+Result await(const Window &w, const std::vector<int> &peers, int tag, const char *what) {
+  std::vector<MPI_Request> reqs(peers.size(), MPI_REQUEST_NULL);
+  for (size_t i = 0; i < peers.size(); ++i)
+    PMPI_Irecv(nullptr, 0, MPI_BYTE, peers[i], tag, w.comm, &reqs[i]);
+  return wait_requests(reqs, what);
+}
+
+work::Item wait_item(const uint64_t *flag, uint64_t value, int peer, work::WaitReason why) {
+  work::Item it{};
+  it.kind = work::kWait;
+  it.a = reinterpret_cast<uint64_t>(flag);
+  it.b = value;
+  it.dtype = why;
+  it.peer = peer;
+  return it;
+}
+
+work::Item signal_item(uint64_t *flag, uint64_t value) {
+  work::Item it{};
+  it.kind = work::kSignal;
+  it.a = reinterpret_cast<uint64_t>(flag);
+  it.b = value;
+  return it;
+}
+
+// One stream operation; its last signal counts it as retired for MPI_Win_free.
+Result enqueue(Window &w, void *stream, gpu::WorkList &list) {
+  list.window_id = w.id;
+  list.watchdog_ns = config().watchdog_ns;
+  work::Item retire = signal_item(w.retire_slot(), 1);
+  retire.flags = work::kSignalAdd;
+  list.signals.push_back(retire);
+  gpu::Backend &be = gpu::backend();
+  if (be.enqueue(stream, list))
+    return fail(MPI_ERR_OTHER, std::string("enqueue on the stream failed: ") + be.last_error());
+  ++w.stream_lists;
+  return ok();
+}
+
+}  // namespace
+
+Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stream_mode) {
+  if (w.exposure.mode != EpochMode::none)
+    return fail(MPI_ERR_RMA_SYNC, "post while a previous exposure epoch is still open (missing wait)");
+  std::vector<int> origins;
+  if (Result r = translate_group(w, group, &origins)) return r;
+  ExposureEpoch &e = w.exposure;
+  e.assert_bits = assert_bits;
+  e.post_sends.clear();
+  for (int o : origins) ++w.completes_expected[o];
+  if (stream_mode) {
+    thread_local gpu::WorkList list;
+    list.clear();
+    for (int o : origins) list.signals.push_back(signal_item(w.post_flag_at(o), ++w.posts_sent[o]));
+    if (Result r = enqueue(w, stream, list)) {
+      for (int o : origins) --w.posts_sent[o], --w.completes_expected[o];
+      return r;
+    }
+  } else {
+    notify(w, origins, kTagPost, &e.post_sends);
+  }
+  e.mode = stream_mode ? EpochMode::stream : EpochMode::host;
+  e.origins = std::move(origins);
+  return ok();
+}
+
+Result start(Window &w, MPI_Group group, int assert_bits) {
+  if (w.access.mode != EpochMode::none)
+    return fail(MPI_ERR_RMA_SYNC, "MPI_Win_start while a previous access epoch is still open (missing complete)");
+  if (w.fence_epoch || w.passive_epochs > 0)
+    return fail(MPI_ERR_RMA_SYNC, "MPI_Win_start inside a fence or lock epoch");
+  std::vector<int> targets;
+  if (Result r = translate_group(w, group, &targets)) return r;
+  AccessEpoch &a = w.access;
+  const bool stream_mode = assert_bits & kModeStream;
+  if (stream_mode && !(assert_bits & MPI_MODE_NOCHECK))
+    for (int t : targets) ++w.posts_expected[t];
+  a.mode = stream_mode ? EpochMode::stream : EpochMode::host;
+  a.assert_bits = assert_bits;
+  a.in_group.assign(w.size, 0);
+  for (int t : targets) a.in_group[t] = 1;
+  a.targets = std::move(targets);
+  a.ops.clear();
+  return ok();
+}
+
+Result complete(Window &w, void *stream, bool stream_mode) {
+  AccessEpoch &a = w.access;
+  const EpochMode want = stream_mode ? EpochMode::stream : EpochMode::host;
+  if (a.mode == EpochMode::none)
+    return fail(MPI_ERR_RMA_SYNC, std::string(stream_mode ? "MPIX_Win_complete_stream" : "MPI_Win_complete") +
+                                      " without an access epoch (missing MPI_Win_start)");
+  if (a.mode != want)
+    return fail(MPI_ERR_RMA_SYNC, std::string("the access epoch was opened ") + mode_name(a.mode) +
+                                      (stream_mode ? " (MPI_Win_start without MPIX_MODE_STREAM): close it with "
+                                                     "MPI_Win_complete"
+                                                   : " (MPIX_MODE_STREAM): close it with MPIX_Win_complete_stream"));
+  const bool nocheck = a.assert_bits & MPI_MODE_NOCHECK;
+  thread_local gpu::WorkList list;
+  list.clear();
+  list.ops = a.ops;
+  if (stream_mode) {
+    if (!nocheck)
+      for (int t : a.targets) list.waits.push_back(wait_item(w.post_flag_from(t), w.posts_expected[t], t, work::kWaitPost));
+    for (int t : a.targets) list.signals.push_back(signal_item(w.complete_flag_at(t), ++w.completes_sent[t]));
+    if (Result r = enqueue(w, stream, list)) {
+      for (int t : a.targets) --w.completes_sent[t];
+      return r;
+    }
+  } else {
+    if (!nocheck)
+      if (Result r = await(w, a.targets, kTagPost, "the targets' MPI_Win_post")) return r;
+    list.window_id = w.id;
+    list.watchdog_ns = config().watchdog_ns;
+    gpu::Backend &be = gpu::backend();
+    if (!list.ops.empty() && be.execute(list))
+      return fail(MPI_ERR_OTHER, std::string("RMA data transfer failed: ") + be.last_error());
+    std::vector<MPI_Request> sends;
+    notify(w, a.targets, kTagComplete, &sends);
+    if (Result r = wait_requests(sends, "completion notifications to the targets")) return r;
+  }
+  a = AccessEpoch{};
+  return ok();
+}
+
+Result wait(Window &w, void *stream, bool stream_mode) {
+  ExposureEpoch &e = w.exposure;
+  const EpochMode want = stream_mode ? EpochMode::stream : EpochMode::host;
+  if (e.mode == EpochMode::none)
+    return fail(MPI_ERR_RMA_SYNC, std::string(stream_mode ? "MPIX_Win_wait_stream" : "MPI_Win_wait") +
+                                      " without an exposure epoch (missing post)");
+  if (e.mode != want)
+    return fail(MPI_ERR_RMA_SYNC, std::string("the exposure epoch was opened ") + mode_name(e.mode) +
+                                      (stream_mode ? " (MPI_Win_post): close it with MPI_Win_wait"
+                                                   : " (MPIX_Win_post_stream): close it with MPIX_Win_wait_stream"));
+  if (stream_mode) {
+    thread_local gpu::WorkList list;
+    list.clear();
+    for (int o : e.origins)
+      list.waits.push_back(wait_item(w.complete_flag_from(o), w.completes_expected[o], o, work::kWaitComplete));
+    if (Result r = enqueue(w, stream, list)) return r;
+  } else {
+    if (Result r = await(w, e.origins, kTagComplete, "the origins' MPI_Win_complete")) return r;
+    if (Result r = wait_requests(e.post_sends, "post notifications to the origins")) return r;
+  }
+  e = ExposureEpoch{};
+  return ok();
+}
+
+Result take_watchdog_error() {
+  gpu::WatchdogReport rep;
+  if (!gpu::backend().take_watchdog_report(&rep)) return ok();
+  return fail(MPI_ERR_OTHER, "watchdog: a stream wait on window " + std::to_string(rep.window_id) + " gave up after " +
+                                 std::to_string(config().watchdog_ns / 1000000) + " ms waiting for " +
+                                 (rep.reason == work::kWaitPost ? "post" : "complete") + " #" +
+                                 std::to_string(rep.expected) + " from window rank " + std::to_string(rep.peer) +
+                                 " (the flag holds " + std::to_string(rep.observed) +
+                                 "); its epoch's data and signals were skipped");
+}
+
+}  // namespace mpix::core

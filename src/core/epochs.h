@@ -1,0 +1,22 @@
+// Active-target epochs on managed windows, stream-triggered or host-driven.
+#pragma once
+#include <mpi.h>
+
+#include "result.h"
+#include "window.h"
+
+namespace mpix::core {
+
+// The assert bit that opens a stream-triggered access epoch (public name: MPIX_MODE_STREAM).
+constexpr int kModeStream = 1 << 20;
+
+// stream_mode: enqueue on `stream` (MPIX_*_stream); otherwise host-driven (MPI_Win_*).
+Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stream_mode);
+Result start(Window &w, MPI_Group group, int assert_bits);
+Result complete(Window &w, void *stream, bool stream_mode);
+Result wait(Window &w, void *stream, bool stream_mode);
+
+// An error describing a stream wait that the watchdog ended, if one happened since the last call.
+Result take_watchdog_error();
+
+}  // namespace mpix::core

@@ -1,0 +1,95 @@
+#include "rma_ops.h"
+
+#include <string>
+
+namespace mpix::core {
+namespace {
+
+bool is_predefined(MPI_Datatype t) {
+  if (t == MPI_DATATYPE_NULL) return false;
+  int ni, na, nd, combiner;
+  if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return false;
+  return combiner == MPI_COMBINER_NAMED;
+}
+
+// The element type of an accumulate, or -1 when the type is not supported.
+int accumulate_dtype(MPI_Datatype t) {
+  int size = 0;
+  PMPI_Type_size(t, &size);
+  if (t == MPI_FLOAT) return work::kFloat;
+  if (t == MPI_DOUBLE) return work::kDouble;
+  if (t == MPI_INT || t == MPI_INT32_T || (t == MPI_LONG && size == 4)) return work::kInt32;
+  if (t == MPI_LONG_LONG || t == MPI_INT64_T || (t == MPI_LONG && size == 8)) return work::kInt64;
+  return -1;
+}
+
+int accumulate_op(MPI_Op op) {
+  if (op == MPI_SUM) return work::kSum;
+  if (op == MPI_MAX) return work::kMax;
+  if (op == MPI_MIN) return work::kMin;
+  if (op == MPI_REPLACE) return work::kReplace;
+  return -1;
+}
+
+const char *kind_name(RmaKind k) {
+  return k == RmaKind::put ? "MPI_Put" : k == RmaKind::get ? "MPI_Get" : "MPI_Accumulate";
+}
+
+}  // namespace
+
+Result record(Window &w, const RmaRequest &q) {
+  const std::string who = kind_name(q.kind);
+  if (w.access.mode == EpochMode::none) return fail(MPI_ERR_RMA_SYNC, who + " outside an access epoch");
+  if (q.target_rank == MPI_PROC_NULL) return ok();
+  if (q.target_rank < 0 || q.target_rank >= w.size)
+    return fail(MPI_ERR_RANK, who + ": target rank " + std::to_string(q.target_rank) + " is not in the window");
+  if (!w.access.in_group[q.target_rank])
+    return fail(MPI_ERR_RMA_SYNC,
+                who + ": target rank " + std::to_string(q.target_rank) + " is not in the group of MPI_Win_start");
+  if (q.origin_count < 0 || q.target_count < 0) return fail(MPI_ERR_COUNT, who + ": negative count");
+  if (!is_predefined(q.origin_type) || !is_predefined(q.target_type))
+    return fail(MPI_ERR_TYPE, who + ": only predefined (contiguous) datatypes are supported");
+  int osize = 0, tsize = 0;
+  PMPI_Type_size(q.origin_type, &osize);
+  PMPI_Type_size(q.target_type, &tsize);
+  const uint64_t bytes = static_cast<uint64_t>(osize) * static_cast<uint64_t>(q.origin_count);
+  if (bytes != static_cast<uint64_t>(tsize) * static_cast<uint64_t>(q.target_count))
+    return fail(MPI_ERR_TYPE, who + ": origin and target describe different byte counts");
+
+  work::Item it{};
+  if (q.kind == RmaKind::accumulate) {
+    const int op = accumulate_op(q.op), dtype = accumulate_dtype(q.origin_type);
+    if (op < 0) return fail(MPI_ERR_OP, who + ": only MPI_SUM, MPI_MAX, MPI_MIN and MPI_REPLACE are supported");
+    if (dtype < 0 || q.origin_type != q.target_type)
+      return fail(MPI_ERR_TYPE, who + ": supported element types are 32/64-bit integers, float and double, the "
+                                      "same on origin and target");
+    it.kind = work::kAccumulate;
+    it.dtype = static_cast<uint8_t>(dtype);
+    it.op = static_cast<uint8_t>(op);
+  } else {
+    it.kind = work::kCopy;
+  }
+  if (bytes == 0) return ok();
+
+  const Peer &peer = w.peers[q.target_rank];
+  if (q.target_disp < 0) return fail(MPI_ERR_DISP, who + ": negative target displacement");
+  const uint64_t offset = static_cast<uint64_t>(q.target_disp) * static_cast<uint64_t>(peer.disp_unit);
+  if (offset + bytes > peer.bytes)
+    return fail(MPI_ERR_RMA_RANGE, who + ": bytes [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) +
+                                       ") lie outside rank " + std::to_string(q.target_rank) + "'s window of " +
+                                       std::to_string(peer.bytes) + " bytes");
+  const uint64_t remote = reinterpret_cast<uint64_t>(peer.data.base) + offset;
+  const uint64_t local = reinterpret_cast<uint64_t>(q.origin);
+  it.bytes = bytes;
+  const bool reads_target = q.kind == RmaKind::get;
+  it.a = reads_target ? local : remote;
+  it.b = reads_target ? remote : local;
+  if (peer.data.cma_pid) {
+    it.flags = reads_target ? work::kSrcRemoteCma : work::kDstRemoteCma;
+    it.peer = peer.data.cma_pid;
+  }
+  w.access.ops.push_back(it);
+  return ok();
+}
+
+}  // namespace mpix::core

@@ -1,0 +1,86 @@
+// Shadow state of a window the library manages: peer mappings, flag slots, epoch counters and the
+// open epochs. One Window per MPI_Win handle; the underlying MPI keeps its own window beside it.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "../gpu/backend.h"
+#include "result.h"
+
+namespace mpix::core {
+
+enum class EpochMode { none, stream, host };
+
+struct Peer {
+  bool node_local = false;
+  int pid = 0;
+  int disp_unit = 1;
+  uint64_t bytes = 0;
+  gpu::MappedRegion data;   // the peer's window memory (self: our own base)
+  gpu::MappedRegion flags;  // the peer's flag area (self: our own flags)
+};
+
+struct AccessEpoch {
+  EpochMode mode = EpochMode::none;
+  int assert_bits = 0;
+  std::vector<int> targets;      // window ranks
+  std::vector<uint8_t> in_group;  // by window rank: is it a target of this epoch
+  std::vector<work::Item> ops;   // recorded puts, gets, accumulates (addresses already resolved)
+};
+
+struct ExposureEpoch {
+  EpochMode mode = EpochMode::none;
+  int assert_bits = 0;
+  std::vector<int> origins;
+  std::vector<MPI_Request> post_sends;  // host mode: the post notifications in flight
+};
+
+// Flag area of each rank: slot [t] holds the last post signal from target t, slot [size + o] the
+// last complete signal from origin o, slot [2 * size] the number of the last work list run on a
+// stream. Values only grow, so slots are never reset.
+class Window {
+ public:
+  MPI_Win handle = MPI_WIN_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;  // private duplicate: host-driven notifications travel here
+  MPI_Group group = MPI_GROUP_NULL;
+  uint32_t id = 0;
+  int rank = 0, size = 0;
+  void *base = nullptr;
+  uint64_t bytes = 0;
+  int disp_unit = 1;
+  bool memory_owned = false;  // made by MPI_Win_allocate through the backend
+  uint64_t *flags = nullptr;
+  std::vector<Peer> peers;
+
+  // Monotonic epoch counters, by window rank.
+  std::vector<uint64_t> posts_sent;          // post signals this rank stored to origin o
+  std::vector<uint64_t> posts_expected;      // post signals this rank's starts awaited from target t
+  std::vector<uint64_t> completes_sent;      // complete signals stored to target t
+  std::vector<uint64_t> completes_expected;  // complete signals this rank's waits await from origin o
+
+  AccessEpoch access;
+  ExposureEpoch exposure;
+  int passive_epochs = 0;    // MPI_Win_lock/lock_all depth (underlying MPI's epochs)
+  bool fence_epoch = false;  // an MPI_Win_fence opened an epoch of the underlying MPI
+  bool pmpi_window_is_stub = false;  // device memory the underlying MPI cannot access
+  uint64_t stream_lists = 0;  // work lists enqueued on streams; the last one run stores its number
+                              // in the retire slot, so MPI_Win_free knows what is still in flight
+
+  uint64_t *post_flag_at(int origin_peer) const;      // where this rank signals a post to origin
+  uint64_t *complete_flag_at(int target_peer) const;  // where this rank signals a complete to target
+  const uint64_t *post_flag_from(int target) const { return flags + target; }
+  const uint64_t *complete_flag_from(int origin) const { return flags + size + origin; }
+  uint64_t *retire_slot() const { return flags + 2 * size; }
+  static size_t flag_slots(int size) { return 2 * static_cast<size_t>(size) + 1; }
+};
+
+// Registry of managed windows.
+Window *find_window(MPI_Win win);
+Window *find_window_by_id(uint32_t id);
+void register_window(std::unique_ptr<Window> w);
+std::unique_ptr<Window> unregister_window(MPI_Win win);
+
+}  // namespace mpix::core

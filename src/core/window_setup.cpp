@@ -1,0 +1,195 @@
+// Collective creation and destruction of managed windows: flag allocation, exchange of region
+// handles among node-local peers, mapping of peer memory.
+#include "window_setup.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "config.h"
+#include "window.h"
+
+namespace mpix::core {
+namespace {
+
+std::atomic<uint32_t> g_next_window_id{1};
+
+struct PeerRecord {
+  gpu::RegionHandle data, flags;
+  uint64_t bytes;
+  int32_t disp_unit;
+  int32_t pid;
+  int32_t node;  // lowest window rank on the same node
+  int32_t pad;
+};
+
+bool info_says_false(MPI_Info info, const char *key) {
+  if (info == MPI_INFO_NULL) return false;
+  char value[16] = {};
+  int flag = 0;
+  PMPI_Info_get(info, key, sizeof value - 1, value, &flag);
+  return flag && (std::strcmp(value, "false") == 0 || std::strcmp(value, "0") == 0);
+}
+
+int node_leader(MPI_Comm comm) {
+  MPI_Comm node;
+  PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int rank, leader;
+  PMPI_Comm_rank(comm, &rank);
+  PMPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, node);
+  PMPI_Comm_free(&node);
+  return leader;
+}
+
+void release_mappings(Window &w) {
+  gpu::Backend &be = gpu::backend();
+  for (int p = 0; p < static_cast<int>(w.peers.size()); ++p) {
+    if (p == w.rank) continue;
+    be.release_region(&w.peers[p].data);
+    be.release_region(&w.peers[p].flags);
+  }
+  if (w.flags) be.free_flags(w.flags);
+  w.flags = nullptr;
+}
+
+Result backend_failure(const char *what) {
+  return fail(MPI_ERR_WIN, std::string(what) + ": " + gpu::backend().last_error());
+}
+
+// Maps every node-local peer's window and flags; all ranks learn whether everyone succeeded.
+Result map_peers(Window &w) {
+  gpu::Backend &be = gpu::backend();
+  PeerRecord mine{};
+  mine.bytes = w.bytes;
+  mine.disp_unit = w.disp_unit;
+  mine.pid = static_cast<int32_t>(getpid());
+  mine.node = node_leader(w.comm);
+  Result r;
+  if (w.bytes > 0 && be.export_region(w.base, w.bytes, &mine.data)) r = backend_failure("window memory export");
+  if (!r && be.export_region(w.flags, Window::flag_slots(w.size) * sizeof(uint64_t), &mine.flags))
+    r = backend_failure("flag export");
+  std::vector<PeerRecord> all(w.size);
+  PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, w.comm);
+
+  w.peers.assign(w.size, Peer{});
+  for (int p = 0; p < w.size && !r; ++p) {
+    Peer &peer = w.peers[p];
+    peer.pid = all[p].pid;
+    peer.disp_unit = all[p].disp_unit;
+    peer.bytes = all[p].bytes;
+    peer.node_local = all[p].node == mine.node;
+    if (p == w.rank) {
+      peer.data.base = static_cast<char *>(w.base);
+      peer.flags.base = reinterpret_cast<char *>(w.flags);
+      continue;
+    }
+    if (!peer.node_local) continue;  // reached through the inter-node transport
+    if (peer.bytes > 0 && be.import_region(all[p].data, peer.pid, &peer.data))
+      r = backend_failure("mapping a peer's window memory");
+    else if (be.import_region(all[p].flags, peer.pid, &peer.flags))
+      r = backend_failure("mapping a peer's flags");
+  }
+  int mine_ok = r ? 0 : 1, all_ok = 0;
+  PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, w.comm);
+  if (!r && !all_ok) r = fail(MPI_ERR_WIN, "another rank could not map its peers' window memory");
+  return r;
+}
+
+}  // namespace
+
+Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, bool memory_owned,
+                     MPI_Win *win) {
+  gpu::Backend &be = gpu::backend();
+  if (size < 0) return fail(MPI_ERR_SIZE, "window size is negative");
+  if (disp_unit <= 0) return fail(MPI_ERR_DISP, "window displacement unit must be positive");
+  const bool device_memory = size > 0 && be.manages_memory(base);
+  int mine = (size == 0 || device_memory) && !info_says_false(info, "mpix_st") ? 1 : 0, managed = 0;
+  PMPI_Allreduce(&mine, &managed, 1, MPI_INT, MPI_LAND, comm);
+
+  // The underlying MPI gets a zero-size stand-in for device memory it cannot touch.
+  const bool stub = managed && device_memory && std::strcmp(be.name(), "host") != 0 && !config().mpi_gpu_aware;
+  int rc = PMPI_Win_create(stub ? nullptr : base, stub ? 0 : size, disp_unit, info, comm, win);
+  if (rc != MPI_SUCCESS) return fail(rc, "the underlying MPI_Win_create failed");
+  if (!managed) return ok();
+
+  auto w = std::make_unique<Window>();
+  w->handle = *win;
+  w->id = g_next_window_id++;
+  w->base = base;
+  w->bytes = static_cast<uint64_t>(size);
+  w->disp_unit = disp_unit;
+  w->memory_owned = memory_owned;
+  w->pmpi_window_is_stub = stub;
+  PMPI_Comm_dup(comm, &w->comm);
+  PMPI_Comm_group(comm, &w->group);
+  PMPI_Comm_rank(comm, &w->rank);
+  PMPI_Comm_size(comm, &w->size);
+  const size_t slots = Window::flag_slots(w->size);
+  Result r;
+  if (be.allocate_flags(slots * sizeof(uint64_t), reinterpret_cast<void **>(&w->flags))) {
+    r = backend_failure("flag allocation");
+    w->flags = nullptr;
+  }
+  // Every rank takes part in the exchange, so a local failure cannot leave peers waiting.
+  if (!r) r = map_peers(*w);
+  if (r) {
+    release_mappings(*w);
+    PMPI_Group_free(&w->group);
+    PMPI_Comm_free(&w->comm);
+    PMPI_Win_free(win);
+    return r;
+  }
+  w->posts_sent.assign(w->size, 0);
+  w->posts_expected.assign(w->size, 0);
+  w->completes_sent.assign(w->size, 0);
+  w->completes_expected.assign(w->size, 0);
+  register_window(std::move(w));
+  return ok();
+}
+
+Result free_window(MPI_Win *win, bool *memory_owned, void **base) {
+  Window *w = find_window(*win);
+  *memory_owned = false;
+  if (!w) return fail(MPI_ERR_WIN, "not a managed window");
+  gpu::Backend &be = gpu::backend();
+  Result r;
+  if (w->access.mode != EpochMode::none)
+    r = fail(MPI_ERR_RMA_SYNC, "MPI_Win_free with an access epoch still open (call MPI_Win_complete / "
+                               "MPIX_Win_complete_stream first)");
+  else if (w->exposure.mode != EpochMode::none)
+    r = fail(MPI_ERR_RMA_SYNC, "MPI_Win_free with an exposure epoch still open (call MPI_Win_wait / "
+                               "MPIX_Win_wait_stream first)");
+  // Stream work on this window that has not run yet still uses its memory: let it drain.
+  const auto start = std::chrono::steady_clock::now();
+  while (!r && be.read_flag(w->retire_slot()) < w->stream_lists) {
+    auto waited = std::chrono::steady_clock::now() - start;
+    if (config().watchdog_ns && static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count()) > config().watchdog_ns) {
+      r = fail(MPI_ERR_RMA_SYNC, "MPI_Win_free while " +
+                                     std::to_string(w->stream_lists - be.read_flag(w->retire_slot())) +
+                                     " stream operations on the window have not run (watchdog expired); "
+                                     "synchronize the stream before freeing the window");
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  int mine_ok = r ? 0 : 1, all_ok = 0;
+  PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, w->comm);
+  if (r) return r;
+  if (!all_ok) return fail(MPI_ERR_RMA_SYNC, "MPI_Win_free failed on another rank of the window");
+
+  PMPI_Barrier(w->comm);  // no peer touches our memory or flags any more
+  std::unique_ptr<Window> owned = unregister_window(*win);
+  release_mappings(*owned);
+  PMPI_Group_free(&owned->group);
+  PMPI_Comm_free(&owned->comm);
+  *memory_owned = owned->memory_owned;
+  *base = owned->base;
+  int rc = PMPI_Win_free(win);
+  if (rc != MPI_SUCCESS) return fail(rc, "the underlying MPI_Win_free failed");
+  return ok();
+}
+
+}  // namespace mpix::core

@@ -1,0 +1,93 @@
+// The portability layer: everything the core needs from a GPU runtime (or from the host backend).
+// The core names no GPU runtime; it talks to one Backend chosen once per process.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../../kernels/work_items.h"
+
+namespace mpix::gpu {
+
+// Opaque description of a memory region that node-local peers can map. Exchanged with MPI.
+struct RegionHandle {
+  uint32_t kind = 0;  // backend specific
+  uint32_t pad = 0;
+  uint64_t offset = 0;  // of the region inside the exported allocation
+  uint64_t bytes = 0;
+  uint8_t data[112] = {};
+};
+
+// A peer's region as seen from this process.
+struct MappedRegion {
+  char *base = nullptr;  // mapped address of the region, or the remote address when cma_pid != 0
+  int cma_pid = 0;       // host backend: the region is reached with cross-memory attach
+  void *cookie = nullptr;  // backend bookkeeping for unmap
+};
+
+// An ordered list of work items (waits, then data operations, then signals) for one epoch call.
+struct WorkList {
+  std::vector<work::Item> waits, ops, signals;
+  uint32_t window_id = 0;
+  uint64_t watchdog_ns = 0;  // 0: waits never time out
+  bool empty() const { return waits.empty() && ops.empty() && signals.empty(); }
+  void clear() { waits.clear(); ops.clear(); signals.clear(); }
+};
+
+struct WatchdogReport {
+  uint32_t window_id = 0;
+  int peer = -1;
+  uint32_t reason = 0;  // work::WaitReason
+  uint64_t expected = 0, observed = 0;
+};
+
+// Error codes of backend calls (0 = success); the core maps them to MPI error classes.
+enum Status : int { kOk = 0, kErrRuntime = 1, kErrNoMemory = 2, kErrUnsupported = 3, kErrTimeout = 4 };
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char *name() const = 0;
+  // Last error explanation, for error messages.
+  virtual std::string last_error() const = 0;
+
+  // True if windows over this memory are managed by this backend (device memory; any host memory
+  // on the host backend).
+  virtual bool manages_memory(const void *ptr) = 0;
+
+  // Window memory for MPI_Win_allocate on this backend (shared memory on the host backend).
+  virtual int allocate_window_memory(size_t bytes, void **ptr) = 0;
+  virtual void free_window_memory(void *ptr) = 0;
+  // Zeroed memory for 64-bit epoch flags: polled by this process's stream, stored to by peers.
+  virtual int allocate_flags(size_t bytes, void **ptr) = 0;
+  virtual void free_flags(void *ptr) = 0;
+
+  virtual int export_region(void *ptr, size_t bytes, RegionHandle *out) = 0;
+  // `owner_pid`: the process that exported the region.
+  virtual int import_region(const RegionHandle &handle, int owner_pid, MappedRegion *out) = 0;
+  virtual void release_region(MappedRegion *region) = 0;
+
+  // Enqueue a work list on `stream` as one stream operation (more only when it exceeds one launch).
+  virtual int enqueue(void *stream, const WorkList &list) = 0;
+  // Run a work list now and wait for it (host-driven RMA).
+  virtual int execute(const WorkList &list) = 0;
+  virtual int synchronize(void *stream) = 0;
+  // Host read of a flag in this process's flag memory.
+  virtual uint64_t read_flag(const uint64_t *flag) = 0;
+  // A wait of an earlier enqueue timed out (MPIX_ST_WATCHDOG_MS); returns true once per event.
+  virtual bool take_watchdog_report(WatchdogReport *out) = 0;
+  virtual uint64_t stream_ops_enqueued() const = 0;
+};
+
+// The backend of this process: MPIX_ST_BACKEND=auto|host|cuda|hip (auto: a GPU backend when its
+// plugin loads and sees a device, else host). Never null once selected.
+Backend &backend();
+// The host backend alone (host streams, shared memory), whatever the process backend is.
+Backend &host_backend();
+
+// ABI of the GPU backend plugins (libmpixst_cuda.so, libmpixst_hip.so).
+using PluginCreateFn = Backend *(*)(std::string *why_not);
+constexpr const char *kPluginCreateSymbol = "mpixst_backend_create";
+
+}  // namespace mpix::gpu

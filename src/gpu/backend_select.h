@@ -1,0 +1,8 @@
+#pragma once
+#include <string>
+
+namespace mpix::gpu {
+// Non-empty when MPIX_ST_BACKEND asked for a backend that could not be had (the host backend
+// stands in, and the library reports this text as an error on first use).
+const std::string &backend_selection_error();
+}  // namespace mpix::gpu

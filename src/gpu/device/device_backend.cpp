@@ -1,0 +1,242 @@
+// The GPU backend, one source built twice: as the CUDA plugin and as the HIP plugin.
+// Window memory is device memory shared through runtime IPC handles; flags are device memory the
+// local stream polls and peers store to; one work list becomes one merged-kernel launch.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "../../../kernels/epoch_launch.h"
+#include "../backend.h"
+#include "runtime_map.h"
+
+namespace mpix::gpu {
+namespace {
+
+constexpr uint32_t kIpcRegion = 1;
+constexpr int kThreadsPerBlock = 512;
+constexpr uint64_t kBytesPerBlock = 64 * 1024;
+constexpr uint32_t kTicketSlots = 4096;
+
+class DeviceBackend final : public Backend {
+ public:
+  bool init(std::string *why) {
+    int count = 0;
+    if (MPIX_GPU(GetDeviceCount)(&count) != gpuSuccess || count == 0) {
+      *why = std::string(MPIX_GPU_BACKEND_NAME) + ": no device visible";
+      return false;
+    }
+    int sms = 0;
+    if (MPIX_GPU(GetDevice)(&device_) != gpuSuccess ||
+        MPIX_GPU(DeviceGetAttribute)(&sms, gpuDevAttrMultiProcessorCount, device_) != gpuSuccess)
+      sms = 0;
+    max_blocks_ = sms > 0 ? 2 * sms : 64;
+    if (gpuHostAlloc(reinterpret_cast<void **>(&mailbox_), sizeof *mailbox_, gpuHostAllocMapped) != gpuSuccess ||
+        MPIX_GPU(Malloc)(reinterpret_cast<void **>(&tickets_), kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
+        MPIX_GPU(Memset)(tickets_, 0, kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
+        MPIX_GPU(StreamCreateWithFlags)(&internal_, gpuStreamNonBlocking) != gpuSuccess) {
+      *why = std::string(MPIX_GPU_BACKEND_NAME) + ": start-up allocations failed";
+      return false;
+    }
+    std::memset(mailbox_, 0, sizeof *mailbox_);
+    ticket_totals_.assign(kTicketSlots, 0);
+    return true;
+  }
+
+  const char *name() const override { return MPIX_GPU_BACKEND_NAME; }
+  std::string last_error() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_error_;
+  }
+
+  bool manages_memory(const void *ptr) override {
+    gpuPointerAttributes attr{};
+    if (MPIX_GPU(PointerGetAttributes)(&attr, ptr) != gpuSuccess) {
+      (void)MPIX_GPU(GetLastError)();  // plain host pointers report an error on some runtimes
+      return false;
+    }
+    return gpu_is_device_memory(attr);
+  }
+
+  int allocate_window_memory(size_t bytes, void **ptr) override {
+    return check(MPIX_GPU(Malloc)(ptr, bytes ? bytes : 1), "window allocation", kErrNoMemory);
+  }
+  void free_window_memory(void *ptr) override { (void)MPIX_GPU(Free)(ptr); }
+
+  int allocate_flags(size_t bytes, void **ptr) override {
+    if (int st = check(gpu_malloc_flags(ptr, bytes), "flag allocation", kErrNoMemory)) return st;
+    return check(MPIX_GPU(Memset)(*ptr, 0, bytes), "flag initialisation");
+  }
+  void free_flags(void *ptr) override { (void)MPIX_GPU(Free)(ptr); }
+
+  int export_region(void *ptr, size_t bytes, RegionHandle *out) override {
+    *out = RegionHandle{};
+    void *base = nullptr;
+    if (int st = check(gpu_allocation_base(ptr, &base), "allocation base lookup")) return st;
+    gpuIpcMemHandle_t h;
+    if (int st = check(MPIX_GPU(IpcGetMemHandle)(&h, base), "IPC handle export")) return st;
+    static_assert(sizeof h <= sizeof out->data);
+    out->kind = kIpcRegion;
+    out->offset = static_cast<uint64_t>(static_cast<char *>(ptr) - static_cast<char *>(base));
+    out->bytes = bytes;
+    std::memcpy(out->data, &h, sizeof h);
+    return kOk;
+  }
+
+  // One mapping per peer allocation, shared by every window over it (runtimes refuse to open the
+  // same handle twice in one process).
+  int import_region(const RegionHandle &h, int, MappedRegion *out) override {
+    *out = MappedRegion{};
+    if (h.kind != kIpcRegion) return fail(kErrUnsupported, "region was not exported by this backend");
+    std::string key(reinterpret_cast<const char *>(h.data), sizeof(gpuIpcMemHandle_t));
+    std::lock_guard<std::mutex> lock(map_mu_);
+    auto it = mappings_.find(key);
+    if (it == mappings_.end()) {
+      gpuIpcMemHandle_t handle;
+      std::memcpy(&handle, h.data, sizeof handle);
+      void *base = nullptr;
+      if (int st = check(MPIX_GPU(IpcOpenMemHandle)(&base, handle, gpuIpcMemLazyEnablePeerAccess),
+                         "IPC handle open"))
+        return st;
+      it = mappings_.emplace(key, Mapping{base, 0}).first;
+    }
+    ++it->second.refs;
+    out->base = static_cast<char *>(it->second.base) + h.offset;
+    out->cookie = it->second.base;
+    return kOk;
+  }
+
+  void release_region(MappedRegion *r) override {
+    if (r->cookie) {
+      std::lock_guard<std::mutex> lock(map_mu_);
+      for (auto it = mappings_.begin(); it != mappings_.end(); ++it) {
+        if (it->second.base != r->cookie) continue;
+        if (--it->second.refs == 0) {
+          (void)MPIX_GPU(IpcCloseMemHandle)(it->second.base);
+          mappings_.erase(it);
+        }
+        break;
+      }
+    }
+    *r = MappedRegion{};
+  }
+
+  int enqueue(void *stream, const WorkList &list) override { return launch_all(stream, list); }
+
+  int execute(const WorkList &list) override {
+    if (int st = launch_all(internal_, list)) return st;
+    return synchronize(internal_);
+  }
+
+  int synchronize(void *stream) override {
+    if (int st = check(MPIX_GPU(StreamSynchronize)(static_cast<gpuStream_t>(stream)), "stream synchronize"))
+      return st;
+    return mailbox_->fired ? kErrTimeout : kOk;
+  }
+
+  uint64_t read_flag(const uint64_t *flag) override {
+    uint64_t v = 0;
+    if (MPIX_GPU(MemcpyAsync)(&v, flag, sizeof v, MPIX_GPU(MemcpyDeviceToHost), internal_) != gpuSuccess ||
+        MPIX_GPU(StreamSynchronize)(internal_) != gpuSuccess)
+      (void)MPIX_GPU(GetLastError)();
+    return v;
+  }
+
+  bool take_watchdog_report(WatchdogReport *out) override {
+    volatile work::WatchdogMailbox *box = mailbox_;
+    if (!box->fired) return false;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    *out = WatchdogReport{box->window_id, box->peer, box->reason, box->expected, box->observed};
+    box->fired = 0;
+    return true;
+  }
+
+  uint64_t stream_ops_enqueued() const override { return launches_.load(); }
+
+ private:
+  struct Mapping {
+    void *base;
+    int refs;
+  };
+
+  // Splits the list into launches of at most kItemsPerLaunch items, preserving the order
+  // waits < ops < signals; a list that fits (every Faces exchange does) is one launch.
+  int launch_all(void *stream, const WorkList &list) {
+    const std::vector<work::Item> *parts[3] = {&list.waits, &list.ops, &list.signals};
+    size_t part = 0, index = 0;
+    while (part < 3) {
+      work::LaunchParams p;
+      std::memset(&p.h, 0, sizeof p.h);
+      p.h.window_id = list.window_id;
+      p.h.watchdog_ns = list.watchdog_ns;
+      p.h.mailbox_addr = reinterpret_cast<uint64_t>(mailbox_);
+      uint16_t *counts[3] = {&p.h.nwait, &p.h.ncopy, &p.h.nsignal};
+      size_t n = 0;
+      uint64_t bytes = 0;
+      for (; part < 3; ++part, index = 0) {
+        const auto &v = *parts[part];
+        for (; index < v.size() && n < work::kItemsPerLaunch; ++index, ++n) {
+          p.items[n] = v[index];
+          bytes += v[index].bytes;  // zero for waits and signals
+          ++*counts[part];
+        }
+        if (index < v.size()) break;  // this launch is full; the rest goes in the next
+      }
+      if (n == 0) break;
+      int blocks = static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, bytes / kBytesPerBlock)));
+      if (blocks > 1 && p.h.nsignal > 0) {
+        std::lock_guard<std::mutex> lock(mu_);
+        uint32_t slot = next_ticket_++ % kTicketSlots;
+        ticket_totals_[slot] += static_cast<uint32_t>(blocks);
+        p.h.ticket_addr = reinterpret_cast<uint64_t>(tickets_ + slot);
+        p.h.ticket_expect = ticket_totals_[slot];
+      }
+      int err = mpix_launch_epoch_kernel(p, blocks, kThreadsPerBlock, stream);
+      if (err != 0)
+        return fail(kErrRuntime, std::string("epoch kernel launch: ") +
+                                     MPIX_GPU(GetErrorString)(static_cast<gpuError_t>(err)));
+      ++launches_;
+    }
+    return kOk;
+  }
+
+  int check(gpuError_t e, const char *what, int status = kErrRuntime) {
+    if (e == gpuSuccess) return kOk;
+    (void)MPIX_GPU(GetLastError)();
+    return fail(status, std::string(what) + ": " + MPIX_GPU(GetErrorString)(e));
+  }
+
+  int fail(int status, std::string why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_error_ = std::move(why);
+    return status;
+  }
+
+  int device_ = 0;
+  int max_blocks_ = 64;
+  work::WatchdogMailbox *mailbox_ = nullptr;  // host-mapped, written by a timed-out wait
+  uint32_t *tickets_ = nullptr;               // block-completion counters of multi-block launches
+  std::vector<uint32_t> ticket_totals_;
+  uint32_t next_ticket_ = 0;
+  gpuStream_t internal_ = nullptr;  // host-driven RMA runs its copies here
+  mutable std::mutex mu_;
+  std::string last_error_;
+  std::mutex map_mu_;
+  std::map<std::string, Mapping> mappings_;
+  std::atomic<uint64_t> launches_{0};
+};
+
+}  // namespace
+}  // namespace mpix::gpu
+
+extern "C" __attribute__((visibility("default"))) mpix::gpu::Backend *mpixst_backend_create(std::string *why_not) {
+  auto *b = new mpix::gpu::DeviceBackend();
+  if (!b->init(why_not)) {
+    delete b;
+    return nullptr;
+  }
+  return b;
+}

@@ -1,0 +1,72 @@
+// A thin map of the few GPU runtime calls the device backend uses, to CUDA or to HIP.
+// (ROCm 5.x's HIP-on-NVIDIA headers do not build against CUDA 13, so the project keeps its own.)
+#pragma once
+
+#if defined(MPIX_GPU_HIP)
+#include <hip/hip_runtime.h>
+#define MPIX_GPU(name) hip##name
+#define MPIX_GPU_BACKEND_NAME "hip"
+using gpuError_t = hipError_t;
+using gpuStream_t = hipStream_t;
+using gpuIpcMemHandle_t = hipIpcMemHandle_t;
+using gpuPointerAttributes = hipPointerAttribute_t;
+constexpr auto gpuSuccess = hipSuccess;
+constexpr auto gpuMemoryTypeDevice = hipMemoryTypeDevice;
+constexpr auto gpuIpcMemLazyEnablePeerAccess = hipIpcMemLazyEnablePeerAccess;
+constexpr auto gpuHostAllocMapped = hipHostMallocMapped;
+constexpr auto gpuStreamNonBlocking = hipStreamNonBlocking;
+constexpr auto gpuDevAttrMultiProcessorCount = hipDeviceAttributeMultiprocessorCount;
+#define gpuHostAlloc hipHostMalloc
+#define gpuFreeHost hipHostFree
+#if HIP_VERSION_MAJOR >= 6
+inline bool gpu_is_device_memory(const gpuPointerAttributes &a) { return a.type == hipMemoryTypeDevice; }
+#else
+inline bool gpu_is_device_memory(const gpuPointerAttributes &a) { return a.memoryType == hipMemoryTypeDevice; }
+#endif
+inline gpuError_t gpu_allocation_base(void *ptr, void **base) {
+  size_t size = 0;
+  return hipMemGetAddressRange(reinterpret_cast<hipDeviceptr_t *>(base), &size, reinterpret_cast<hipDeviceptr_t>(ptr));
+}
+// Flags polled across devices must bypass caches on AMD: fine-grained device memory.
+inline gpuError_t gpu_malloc_flags(void **ptr, size_t bytes) {
+  return hipExtMallocWithFlags(ptr, bytes, hipDeviceMallocFinegrained);
+}
+
+#else  // CUDA
+#include <cuda.h>
+#include <cuda_runtime.h>
+#define MPIX_GPU(name) cuda##name
+#define MPIX_GPU_BACKEND_NAME "cuda"
+using gpuError_t = cudaError_t;
+using gpuStream_t = cudaStream_t;
+using gpuIpcMemHandle_t = cudaIpcMemHandle_t;
+using gpuPointerAttributes = cudaPointerAttributes;
+constexpr auto gpuSuccess = cudaSuccess;
+constexpr auto gpuMemoryTypeDevice = cudaMemoryTypeDevice;
+constexpr auto gpuIpcMemLazyEnablePeerAccess = cudaIpcMemLazyEnablePeerAccess;
+constexpr auto gpuHostAllocMapped = cudaHostAllocMapped;
+constexpr auto gpuStreamNonBlocking = cudaStreamNonBlocking;
+constexpr auto gpuDevAttrMultiProcessorCount = cudaDevAttrMultiProcessorCount;
+#define gpuHostAlloc cudaHostAlloc
+#define gpuFreeHost cudaFreeHost
+inline bool gpu_is_device_memory(const gpuPointerAttributes &a) { return a.type == cudaMemoryTypeDevice; }
+// The runtime has no address-range query; the driver's comes through the runtime's entry-point
+// lookup, so the plugin needs no link dependency on libcuda.
+inline gpuError_t gpu_allocation_base(void *ptr, void **base) {
+  using Fn = CUresult (*)(CUdeviceptr *, size_t *, CUdeviceptr);
+  static Fn fn = [] {
+    void *f = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, 12000, cudaEnableDefault, &q) != cudaSuccess)
+      f = nullptr;
+    return reinterpret_cast<Fn>(f);
+  }();
+  if (!fn) return cudaErrorNotSupported;
+  CUdeviceptr b = 0;
+  size_t size = 0;
+  if (fn(&b, &size, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return cudaErrorInvalidValue;
+  *base = reinterpret_cast<void *>(b);
+  return cudaSuccess;
+}
+inline gpuError_t gpu_malloc_flags(void **ptr, size_t bytes) { return cudaMalloc(ptr, bytes); }
+#endif

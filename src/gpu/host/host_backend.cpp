@@ -1,0 +1,164 @@
+// The host backend: streams are worker threads, window memory and flags live in shared memory,
+// windows over private memory are reached with cross-memory attach.
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include "../backend.h"
+#include "host_exec.h"
+#include "host_stream.h"
+#include "shm_segments.h"
+
+namespace mpix::gpu {
+namespace {
+
+enum HostRegionKind : uint32_t { kShm = 1, kCma = 2 };
+
+struct ShmHandleData {
+  uint64_t segment_bytes;
+  char name[96];
+};
+static_assert(sizeof(ShmHandleData) <= sizeof(RegionHandle::data));
+
+struct ShmMapping {
+  void *base;  // the whole segment, mapped from its start
+  uint64_t bytes;
+};
+
+class HostBackend final : public Backend {
+ public:
+  HostBackend() {
+    // Let node-local peers use cross-memory attach on this process under Yama ptrace_scope=1.
+    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  }
+  const char *name() const override { return "host"; }
+  std::string last_error() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_error_;
+  }
+
+  bool manages_memory(const void *) override { return true; }
+
+  int allocate_window_memory(size_t bytes, void **ptr) override { return allocate_shared(bytes, ptr); }
+  void free_window_memory(void *ptr) override { shm::destroy(ptr); }
+  int allocate_flags(size_t bytes, void **ptr) override { return allocate_shared(bytes, ptr); }
+  void free_flags(void *ptr) override { shm::destroy(ptr); }
+
+  int export_region(void *ptr, size_t bytes, RegionHandle *out) override {
+    *out = RegionHandle{};
+    out->bytes = bytes;
+    std::string name;
+    size_t offset = 0;
+    if (shm::find(ptr, &name, &offset)) {
+      out->kind = kShm;
+      out->offset = offset;
+      ShmHandleData d{};
+      d.segment_bytes = offset + bytes;
+      std::strncpy(d.name, name.c_str(), sizeof d.name - 1);
+      std::memcpy(out->data, &d, sizeof d);
+    } else {
+      out->kind = kCma;
+      out->offset = reinterpret_cast<uint64_t>(ptr);
+    }
+    return kOk;
+  }
+
+  int import_region(const RegionHandle &h, int owner_pid, MappedRegion *out) override {
+    *out = MappedRegion{};
+    if (h.kind == kCma) {
+      out->base = reinterpret_cast<char *>(h.offset);
+      out->cma_pid = owner_pid;
+      return kOk;
+    }
+    ShmHandleData d;
+    std::memcpy(&d, h.data, sizeof d);
+    void *base = shm::map(d.name, d.segment_bytes);
+    if (!base) return fail(kErrRuntime, std::string("cannot map shared memory ") + d.name + ": " + std::strerror(errno));
+    out->base = static_cast<char *>(base) + h.offset;
+    out->cookie = new ShmMapping{base, d.segment_bytes};
+    return kOk;
+  }
+
+  void release_region(MappedRegion *r) override {
+    if (auto *m = static_cast<ShmMapping *>(r->cookie)) {
+      shm::unmap(m->base, m->bytes);
+      delete m;
+    }
+    *r = MappedRegion{};
+  }
+
+  int enqueue(void *stream, const WorkList &list) override {
+    if (!stream) return fail(kErrUnsupported, "null stream: the host backend needs an MPIX_Host_stream");
+    ++ops_;
+    static_cast<mpix_host_stream *>(stream)->stream.enqueue([this, list] { return run_list(list); });
+    return kOk;
+  }
+
+  int execute(const WorkList &list) override { return run_list(list); }
+
+  int synchronize(void *stream) override {
+    if (!stream) return kOk;
+    return static_cast<mpix_host_stream *>(stream)->stream.synchronize();
+  }
+
+  uint64_t read_flag(const uint64_t *flag) override {
+    return std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(flag)).load(std::memory_order_acquire);
+  }
+
+  bool take_watchdog_report(WatchdogReport *out) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!watchdog_pending_) return false;
+    *out = watchdog_;
+    watchdog_pending_ = false;
+    return true;
+  }
+
+  uint64_t stream_ops_enqueued() const override { return ops_.load(); }
+
+ private:
+  int allocate_shared(size_t bytes, void **ptr) {
+    *ptr = shm::create(bytes);
+    if (!*ptr) return fail(kErrNoMemory, std::string("shared memory segment of ") + std::to_string(bytes) +
+                                              " bytes: " + std::strerror(errno));
+    return kOk;
+  }
+
+  int run_list(const WorkList &list) {
+    WatchdogReport report;
+    std::string why;
+    int st = host_exec::run(list, &report, &why);
+    if (st == kErrTimeout) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!watchdog_pending_) watchdog_ = report;
+      watchdog_pending_ = true;
+    } else if (st != kOk) {
+      fail(st, why);
+    }
+    return st;
+  }
+
+  int fail(int status, std::string why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_error_ = std::move(why);
+    return status;
+  }
+
+  mutable std::mutex mu_;
+  std::string last_error_;
+  WatchdogReport watchdog_;
+  bool watchdog_pending_ = false;
+  std::atomic<uint64_t> ops_{0};
+};
+
+}  // namespace
+
+Backend &host_backend() {
+  static HostBackend instance;
+  return instance;
+}
+
+}  // namespace mpix::gpu

@@ -1,0 +1,143 @@
+#include "host_exec.h"
+
+#include <sched.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace mpix::gpu::host_exec {
+namespace {
+using work::Item;
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+uint64_t load_acquire(uint64_t addr) {
+  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(addr)).load(std::memory_order_acquire);
+}
+
+// Spins briefly, then yields, then sleeps with growing pauses: CI runs several ranks, each with a
+// stream thread, on two cores, so a hard spin would starve the process being waited for.
+bool wait_item(const Item &it, uint64_t watchdog_ns, uint64_t *seen) {
+  const uint64_t start = now_ns();
+  for (unsigned spin = 0;; ++spin) {
+    if ((*seen = load_acquire(it.a)) >= it.b) return true;
+    if (spin < 64) continue;
+    if (watchdog_ns && now_ns() - start > watchdog_ns) return false;
+    if (spin < 256) {
+      sched_yield();
+    } else {
+      unsigned us = spin < 1024 ? 5 : 50;
+      std::this_thread::sleep_for(std::chrono::microseconds(us));
+    }
+  }
+}
+
+bool cma_transfer(bool write, int pid, void *local, uint64_t remote, uint64_t bytes, std::string *why) {
+  char *l = static_cast<char *>(local);
+  while (bytes > 0) {
+    struct iovec liov = {l, bytes};
+    struct iovec riov = {reinterpret_cast<void *>(remote), bytes};
+    ssize_t n = write ? process_vm_writev(pid, &liov, 1, &riov, 1, 0) : process_vm_readv(pid, &liov, 1, &riov, 1, 0);
+    if (n <= 0) {
+      *why = std::string("cross-memory attach (process_vm_") + (write ? "writev" : "readv") + ") to pid " +
+             std::to_string(pid) + " failed: " + std::strerror(errno);
+      return false;
+    }
+    l += n;
+    remote += static_cast<uint64_t>(n);
+    bytes -= static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+template <typename T>
+void accumulate_local(T *dst, const T *src, uint64_t n, uint8_t op) {
+  for (uint64_t i = 0; i < n; ++i) {
+    std::atomic_ref<T> ref(dst[i]);
+    if (op == work::kReplace) {
+      ref.store(src[i], std::memory_order_relaxed);
+      continue;
+    }
+    T cur = ref.load(std::memory_order_relaxed);
+    while (!ref.compare_exchange_weak(cur, work::apply_op<T>(op, cur, src[i]), std::memory_order_relaxed)) {
+    }
+  }
+}
+
+template <typename T>
+void accumulate_buffer(T *dst, const T *src, uint64_t n, uint8_t op) {
+  for (uint64_t i = 0; i < n; ++i) dst[i] = work::apply_op<T>(op, dst[i], src[i]);
+}
+
+void accumulate_dispatch(void *dst, const void *src, uint64_t bytes, uint8_t dtype, uint8_t op, bool atomic) {
+  switch (dtype) {
+#define MPIX_ACC_CASE(code, T)                                                                 \
+  case code:                                                                                   \
+    if (atomic)                                                                                \
+      accumulate_local(static_cast<T *>(dst), static_cast<const T *>(src), bytes / sizeof(T), op); \
+    else                                                                                       \
+      accumulate_buffer(static_cast<T *>(dst), static_cast<const T *>(src), bytes / sizeof(T), op); \
+    break;
+    MPIX_ACC_CASE(work::kInt32, int32_t)
+    MPIX_ACC_CASE(work::kInt64, int64_t)
+    MPIX_ACC_CASE(work::kFloat, float)
+    MPIX_ACC_CASE(work::kDouble, double)
+#undef MPIX_ACC_CASE
+  }
+}
+
+bool run_op(const Item &it, std::string *why) {
+  void *dst = reinterpret_cast<void *>(it.a);
+  const void *src = reinterpret_cast<const void *>(it.b);
+  if (it.kind == work::kCopy) {
+    if (it.flags & work::kDstRemoteCma) return cma_transfer(true, it.peer, const_cast<void *>(src), it.a, it.bytes, why);
+    if (it.flags & work::kSrcRemoteCma) return cma_transfer(false, it.peer, dst, it.b, it.bytes, why);
+    std::memmove(dst, src, it.bytes);
+    return true;
+  }
+  if (it.flags & work::kDstRemoteCma) {
+    // Read-modify-write through cross-memory attach: atomic per element only against this origin.
+    std::vector<char> tmp(it.bytes);
+    if (!cma_transfer(false, it.peer, tmp.data(), it.a, it.bytes, why)) return false;
+    accumulate_dispatch(tmp.data(), src, it.bytes, it.dtype, it.op, false);
+    return cma_transfer(true, it.peer, tmp.data(), it.a, it.bytes, why);
+  }
+  accumulate_dispatch(dst, src, it.bytes, it.dtype, it.op, true);
+  return true;
+}
+}  // namespace
+
+int run(const WorkList &list, WatchdogReport *report, std::string *why) {
+  for (const Item &it : list.waits) {
+    uint64_t seen = 0;
+    if (!wait_item(it, list.watchdog_ns, &seen)) {
+      *report = WatchdogReport{list.window_id, it.peer, it.dtype, it.b, seen};
+      return kErrTimeout;
+    }
+  }
+  for (const Item &it : list.ops) {
+    if (!run_op(it, why)) return kErrRuntime;
+  }
+  if (list.signals.empty()) return kOk;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (const Item &it : list.signals) {
+    std::atomic_ref<uint64_t> flag(*reinterpret_cast<uint64_t *>(it.a));
+    if (it.flags & work::kSignalAdd)
+      flag.fetch_add(it.b, std::memory_order_release);
+    else
+      flag.store(it.b, std::memory_order_release);
+  }
+  return kOk;
+}
+
+}  // namespace mpix::gpu::host_exec

@@ -1,0 +1,50 @@
+#include "host_stream.h"
+
+namespace mpix::gpu {
+
+HostStream::HostStream() : worker_([this] { run(); }) {}
+
+HostStream::~HostStream() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  work_cv_.notify_one();
+  worker_.join();
+}
+
+void HostStream::enqueue(Task task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(task));
+    ++submitted_;
+  }
+  work_cv_.notify_one();
+}
+
+int HostStream::synchronize() {
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t target = submitted_;
+  done_cv_.wait(lock, [&] { return completed_ >= target; });
+  int err = first_error_;
+  first_error_ = 0;
+  return err;
+}
+
+void HostStream::run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping and drained
+    Task task = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    int status = task();
+    lock.lock();
+    if (status != 0 && first_error_ == 0) first_error_ = status;
+    ++completed_;
+    done_cv_.notify_all();
+  }
+}
+
+}  // namespace mpix::gpu

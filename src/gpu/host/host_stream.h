@@ -1,0 +1,41 @@
+// Host backend stream: an in-order worker thread. Tasks are the host backend's "kernels".
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace mpix::gpu {
+
+class HostStream {
+ public:
+  // A task returns a backend Status; the first failure is kept until synchronize() reports it.
+  using Task = std::function<int()>;
+  HostStream();
+  ~HostStream();
+  HostStream(const HostStream &) = delete;
+  HostStream &operator=(const HostStream &) = delete;
+
+  void enqueue(Task task);
+  // Blocks until every task enqueued before the call has run; returns and clears the first failure.
+  int synchronize();
+
+ private:
+  void run();
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<Task> queue_;
+  uint64_t submitted_ = 0, completed_ = 0;
+  int first_error_ = 0;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace mpix::gpu
+
+// The public MPIX_Host_stream handle.
+struct mpix_host_stream {
+  mpix::gpu::HostStream stream;
+};
