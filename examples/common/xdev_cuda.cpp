@@ -1,0 +1,50 @@
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "xdev.h"
+
+namespace xdev {
+namespace {
+void check(cudaError_t e, const char *what) {
+  if (e == cudaSuccess) return;
+  std::fprintf(stderr, "xdev: %s: %s\n", what, cudaGetErrorString(e));
+  std::abort();
+}
+}  // namespace
+
+const char *kind() { return "cuda"; }
+
+void init(int local_rank) {
+  int n = 0;
+  check(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
+  check(cudaSetDevice(local_rank % n), "cudaSetDevice");
+}
+
+void *stream_create() {
+  cudaStream_t s;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  return s;
+}
+void stream_sync(void *stream) { check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize"); }
+void stream_destroy(void *stream) { cudaStreamDestroy(static_cast<cudaStream_t>(stream)); }
+
+void *alloc(size_t bytes) {
+  void *p = nullptr;
+  check(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc");
+  return p;
+}
+void free(void *ptr) { cudaFree(ptr); }
+void copy_to_device(void *dst, const void *src, size_t bytes) {
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+}
+void copy_to_host(void *dst, const void *src, size_t bytes) {
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+}
+void fill(void *dst, int byte, size_t bytes) {
+  check(cudaMemset(dst, byte, bytes), "cudaMemset");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+}  // namespace xdev
