@@ -1,5 +1,6 @@
 #include "errors.h"
 
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <string>
@@ -40,18 +41,33 @@ int core::resource_error_class() {
 
 namespace api {
 
+// A fatal handler aborts before anyone can ask for the message (and MPICH prints no text of its own
+// for dynamic codes), so the message goes to stderr first.
+void print_if_fatal(MPI_Errhandler handler, const core::Result &r) {
+  if (handler == MPI_ERRORS_ARE_FATAL || handler == MPI_ERRORS_ABORT)
+    std::fprintf(stderr, "mpix-st: %s\n", r.message.c_str());
+  if (handler != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&handler);
+}
+
 int raise_win(MPI_Win win, const core::Result &r) {
   if (!r) return MPI_SUCCESS;
   if (win == MPI_WIN_NULL) return raise_no_object(r);
   int code = code_for(r);
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  PMPI_Win_get_errhandler(win, &handler);
+  print_if_fatal(handler, r);
   PMPI_Win_call_errhandler(win, code);
   return code;
 }
 
 int raise_comm(MPI_Comm comm, const core::Result &r) {
   if (!r) return MPI_SUCCESS;
+  if (comm == MPI_COMM_NULL) comm = MPI_COMM_SELF;
   int code = code_for(r);
-  PMPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm, code);
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  PMPI_Comm_get_errhandler(comm, &handler);
+  print_if_fatal(handler, r);
+  PMPI_Comm_call_errhandler(comm, code);
   return code;
 }
 

@@ -119,8 +119,8 @@ Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stre
   ExposureEpoch &e = w.exposure;
   e.assert_bits = assert_bits;
   e.post_sends.clear();
-  for (int o : origins) ++w.completes_expected[o];
   if (stream_mode) {
+    for (int o : origins) ++w.completes_expected[o];
     thread_local gpu::WorkList list;
     list.clear();
     for (int o : origins) list.signals.push_back(signal_item(w.post_flag_at(o), ++w.posts_sent[o]));

@@ -1,0 +1,29 @@
+// The floor the ST path is measured against: a raw cross-process link between two ranks on one
+// node — a flag each side polls, the peer's flag mapped for stores, and the peer's buffer mapped
+// for copy-engine copies — with no MPI and no library in the data or control path.
+#pragma once
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace raw {
+
+struct Link {
+  uint64_t *mine = nullptr;   // polled by this rank's stream
+  uint64_t *peers = nullptr;  // the peer's polled flag, mapped here
+  void *peer_buffer = nullptr;  // the peer's `buffer`, mapped here (nullptr where unsupported)
+  void *state = nullptr;
+};
+
+// Collective over `comm` (two ranks). `buffer` is this rank's device buffer of `bytes`.
+Link connect(MPI_Comm comm, void *buffer, size_t bytes);
+void disconnect(Link &link);
+
+// One stream operation: wait until *mine >= wait_value (0: no wait), then store signal_value to
+// the peer's flag (0: no store).
+void enqueue_hop(void *stream, const Link &link, uint64_t wait_value, uint64_t signal_value);
+// Copy-engine copy of `bytes` from local `src` into the peer's buffer. Returns false if unsupported.
+bool enqueue_peer_copy(void *stream, const Link &link, const void *src, size_t bytes);
+
+}  // namespace raw

@@ -1,0 +1,288 @@
+// rma_bench: the ST path against its floors, all figures from one run on two ranks.
+//   floor      raw cross-process stream-signal ping-pong (one kernel per hop, no MPI, no library)
+//   st         ST epoch round trip: post/start/put 8 B/complete/wait on both ranks, all enqueued
+//   host       host-driven active RMA round trip on the same window (MPI_Win_post/start/...)
+//   enqueue    host time per call while enqueueing ST epochs, and stream operations per MPIX call
+//   bandwidth  one-way ST put of >= 64 MiB against a copy-engine copy into the peer's buffer
+// Usage: mpiexec -n 2 rma_bench [--iters N] [--host-iters N] [--sizes-mib 64,256] [--json FILE]
+#include <mpix/mpix_st.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "raw_link.h"
+#include "xdev.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Options {
+  int iters = 2000;
+  int host_iters = 500;
+  std::vector<size_t> sizes_mib = {64, 256};
+  int reps = 10;
+  std::string json;
+};
+
+Options parse(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+    if (a == "--iters") o.iters = std::atoi(next().c_str());
+    else if (a == "--host-iters") o.host_iters = std::atoi(next().c_str());
+    else if (a == "--reps") o.reps = std::atoi(next().c_str());
+    else if (a == "--json") o.json = next();
+    else if (a == "--sizes-mib") {
+      o.sizes_mib.clear();
+      std::string list = next();
+      for (size_t p = 0; p < list.size();) {
+        size_t q = list.find(',', p);
+        if (q == std::string::npos) q = list.size();
+        if (q > p) o.sizes_mib.push_back(std::strtoull(list.substr(p, q - p).c_str(), nullptr, 10));
+        p = q + 1;
+      }
+    } else {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
+  return o;
+}
+
+struct Pair {
+  int rank = 0, peer = 1;
+  MPI_Group peer_group = MPI_GROUP_NULL;
+  void *stream = nullptr;
+};
+
+// Raw floor: rank 0 signals i and waits for the answer i; rank 1 answers. One kernel per hop.
+double floor_round_trip_us(const Pair &p, raw::Link &link, int iters, uint64_t base) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto t0 = Clock::now();
+  for (int i = 1; i <= iters; ++i) {
+    uint64_t v = base + i;
+    if (p.rank == 0) raw::enqueue_hop(p.stream, link, v - 1 > base ? v - 1 : 0, v);
+    else raw::enqueue_hop(p.stream, link, v, v);
+  }
+  if (p.rank == 0) raw::enqueue_hop(p.stream, link, base + iters, 0);
+  xdev::stream_sync(p.stream);
+  double t = seconds_since(t0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return t / iters * 1e6;
+}
+
+struct EnqueueCost {
+  double post = 0, start = 0, put = 0, complete = 0, wait = 0;
+  unsigned long long stream_ops = 0;
+};
+
+// Symmetric ST epochs: each rank puts 8 bytes into the peer's slot every iteration.
+double st_round_trip_us(const Pair &p, MPI_Win win, const double *src, int iters, EnqueueCost *cost) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const unsigned long long ops0 = MPIX_St_stream_ops_enqueued();
+  auto t0 = Clock::now();
+  for (int i = 0; i < iters; ++i) {
+    auto a = Clock::now();
+    MPIX_Win_post_stream(p.peer_group, win, p.stream);
+    auto b = Clock::now();
+    MPI_Win_start(p.peer_group, MPIX_MODE_STREAM, win);
+    auto c = Clock::now();
+    MPI_Put(src, 1, MPI_DOUBLE, p.peer, 0, 1, MPI_DOUBLE, win);
+    auto d = Clock::now();
+    MPIX_Win_complete_stream(win, p.stream);
+    auto e = Clock::now();
+    MPIX_Win_wait_stream(win, p.stream);
+    auto f = Clock::now();
+    if (cost) {
+      cost->post += std::chrono::duration<double>(b - a).count();
+      cost->start += std::chrono::duration<double>(c - b).count();
+      cost->put += std::chrono::duration<double>(d - c).count();
+      cost->complete += std::chrono::duration<double>(e - d).count();
+      cost->wait += std::chrono::duration<double>(f - e).count();
+    }
+  }
+  xdev::stream_sync(p.stream);
+  double t = seconds_since(t0);
+  if (cost) {
+    cost->stream_ops = MPIX_St_stream_ops_enqueued() - ops0;
+    for (double *x : {&cost->post, &cost->start, &cost->put, &cost->complete, &cost->wait}) *x = *x / iters * 1e6;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return t / iters * 1e6;
+}
+
+double host_round_trip_us(const Pair &p, MPI_Win win, const double *src, int iters) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto t0 = Clock::now();
+  for (int i = 0; i < iters; ++i) {
+    MPI_Win_post(p.peer_group, 0, win);
+    MPI_Win_start(p.peer_group, 0, win);
+    MPI_Put(src, 1, MPI_DOUBLE, p.peer, 0, 1, MPI_DOUBLE, win);
+    MPI_Win_complete(win);
+    MPI_Win_wait(win);
+  }
+  double t = seconds_since(t0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return t / iters * 1e6;
+}
+
+// One-way ST put of `bytes` from rank 0 into rank 1, `reps` epochs; returns GB/s seen by rank 0.
+double st_put_gbps(const Pair &p, MPI_Win win, const void *src, size_t bytes, int reps) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto t0 = Clock::now();
+  for (int r = 0; r < reps; ++r) {
+    if (p.rank == 1) {
+      MPIX_Win_post_stream(p.peer_group, win, p.stream);
+      MPIX_Win_wait_stream(win, p.stream);
+    } else {
+      MPI_Win_start(p.peer_group, MPIX_MODE_STREAM, win);
+      MPI_Put(src, static_cast<int>(bytes), MPI_BYTE, 1, 0, static_cast<int>(bytes), MPI_BYTE, win);
+      MPIX_Win_complete_stream(win, p.stream);
+    }
+  }
+  xdev::stream_sync(p.stream);
+  double t = seconds_since(t0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return double(bytes) * reps / t / 1e9;
+}
+
+double copy_engine_gbps(const Pair &p, const raw::Link &link, const void *src, size_t bytes, int reps, bool *ok) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto t0 = Clock::now();
+  *ok = true;
+  if (p.rank == 0)
+    for (int r = 0; r < reps && *ok; ++r) *ok = raw::enqueue_peer_copy(p.stream, link, src, bytes);
+  xdev::stream_sync(p.stream);
+  double t = seconds_since(t0);
+  MPI_Bcast(ok, 1, MPI_C_BOOL, 0, MPI_COMM_WORLD);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return double(bytes) * reps / t / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  Pair p;
+  int size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != 2) {
+    if (p.rank == 0) std::fprintf(stderr, "rma_bench runs on exactly 2 ranks\n");
+    MPI_Finalize();
+    return 2;
+  }
+  Options o = parse(argc, argv);
+  p.peer = 1 - p.rank;
+  xdev::init(p.rank);
+  p.stream = xdev::stream_create();
+  MPI_Group world;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_incl(world, 1, &p.peer, &p.peer_group);
+
+  size_t max_bytes = 64;
+  for (size_t m : o.sizes_mib) max_bytes = std::max(max_bytes, m << 20);
+  void *src = xdev::alloc(max_bytes);
+  void *dst = xdev::alloc(max_bytes);
+  xdev::fill(src, p.rank + 1, max_bytes);
+  xdev::fill(dst, 0, max_bytes);
+
+  raw::Link link = raw::connect(MPI_COMM_WORLD, dst, max_bytes);
+  MPI_Win win;
+  MPI_Win_create(dst, static_cast<MPI_Aint>(max_bytes), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+
+  // Warm-up passes, then the measured ones.
+  floor_round_trip_us(p, link, 100, 0);
+  double floor_us = floor_round_trip_us(p, link, o.iters, 100);
+  st_round_trip_us(p, win, static_cast<double *>(src), 100, nullptr);
+  EnqueueCost cost;
+  double st_us = st_round_trip_us(p, win, static_cast<double *>(src), o.iters, &cost);
+  host_round_trip_us(p, win, static_cast<double *>(src), 20);
+  double host_us = host_round_trip_us(p, win, static_cast<double *>(src), o.host_iters);
+
+  // The last 8-byte put each rank received must be its peer's pattern.
+  unsigned char got[8];
+  xdev::copy_to_host(got, dst, 8);
+  int bad = 0;
+  for (unsigned char c : got) bad |= c != static_cast<unsigned char>(p.peer + 1);
+
+  struct Bw {
+    size_t mib;
+    double st, ce;
+    bool ce_ok;
+  };
+  std::vector<Bw> bw;
+  for (size_t mib : o.sizes_mib) {
+    size_t bytes = mib << 20;
+    st_put_gbps(p, win, src, bytes, 2);
+    double st = st_put_gbps(p, win, src, bytes, o.reps);
+    bool ok = false;
+    copy_engine_gbps(p, link, src, bytes, 2, &ok);
+    double ce = copy_engine_gbps(p, link, src, bytes, o.reps, &ok);
+    bw.push_back({mib, st, ce, ok});
+  }
+  int any_bad = 0;
+  MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+
+  if (p.rank == 0) {
+    const double per_call = (cost.post + cost.complete + cost.wait) / 3;
+    std::printf("rma_bench backend=%s ranks=2 iters=%d host_iters=%d reps=%d data_check=%s\n", MPIX_St_backend_name(),
+                o.iters, o.host_iters, o.reps, any_bad ? "FAILED" : "passed");
+    std::printf("%-44s %10s\n", "measure", "value");
+    std::printf("%-44s %10.2f us\n", "floor: raw stream-signal round trip", floor_us);
+    std::printf("%-44s %10.2f us\n", "st: epoch round trip (8 B put)", st_us);
+    std::printf("%-44s %10.2f us\n", "host: host-driven active RMA round trip", host_us);
+    std::printf("%-44s %10.2f   (target <= 2)\n", "ratio st / floor", st_us / floor_us);
+    std::printf("%-44s %10.2f   (target <= 0.5)\n", "ratio st / host", st_us / host_us);
+    std::printf("%-44s %10.2f   (target == 3: one per MPIX call)\n", "stream ops per epoch iteration",
+                double(cost.stream_ops) / o.iters);
+    std::printf("%-44s %10.2f us (post %.2f, complete %.2f, wait %.2f; start %.2f, put %.2f)\n",
+                "host time per MPIX_*_stream call", per_call, cost.post, cost.complete, cost.wait, cost.start,
+                cost.put);
+    for (const Bw &b : bw) {
+      if (b.ce_ok)
+        std::printf("put %4zu MiB: st %8.1f GB/s, copy engine %8.1f GB/s, ratio %.3f (target >= 0.9)\n", b.mib, b.st,
+                    b.ce, b.st / b.ce);
+      else
+        std::printf("put %4zu MiB: st %8.1f GB/s (no copy-engine reference on this backend)\n", b.mib, b.st);
+    }
+    if (!o.json.empty()) {
+      FILE *f = std::fopen(o.json.c_str(), "w");
+      if (f) {
+        std::fprintf(f, "{\n  \"benchmark\": \"rma_bench\",\n  \"backend\": \"%s\",\n", MPIX_St_backend_name());
+        std::fprintf(f, "  \"config\": {\"ranks\": 2, \"iters\": %d, \"host_iters\": %d, \"reps\": %d},\n", o.iters,
+                     o.host_iters, o.reps);
+        std::fprintf(f, "  \"data_check\": \"%s\",\n", any_bad ? "failed" : "passed");
+        std::fprintf(f, "  \"floor_round_trip_us\": %.3f,\n  \"st_round_trip_us\": %.3f,\n", floor_us, st_us);
+        std::fprintf(f, "  \"host_round_trip_us\": %.3f,\n", host_us);
+        std::fprintf(f, "  \"stream_ops_per_iteration\": %.3f,\n", double(cost.stream_ops) / o.iters);
+        std::fprintf(f,
+                     "  \"host_us_per_call\": {\"post_stream\": %.3f, \"start\": %.3f, \"put\": %.3f, "
+                     "\"complete_stream\": %.3f, \"wait_stream\": %.3f},\n",
+                     cost.post, cost.start, cost.put, cost.complete, cost.wait);
+        std::fprintf(f, "  \"bandwidth\": [");
+        for (size_t i = 0; i < bw.size(); ++i)
+          std::fprintf(f, "%s\n    {\"mib\": %zu, \"st_gbps\": %.2f, \"copy_engine_gbps\": %s}", i ? "," : "",
+                       bw[i].mib, bw[i].st, bw[i].ce_ok ? std::to_string(bw[i].ce).c_str() : "null");
+        std::fprintf(f, "\n  ]\n}\n");
+        std::fclose(f);
+      }
+    }
+  }
+  MPI_Win_free(&win);
+  raw::disconnect(link);
+  xdev::free(src);
+  xdev::free(dst);
+  xdev::stream_destroy(p.stream);
+  MPI_Group_free(&p.peer_group);
+  MPI_Group_free(&world);
+  MPI_Finalize();
+  return any_bad ? 1 : 0;
+}
