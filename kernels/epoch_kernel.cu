@@ -11,10 +11,10 @@
 
 namespace {
 using mpix::work::Item;
-using mpix::work::LaunchParams;
 
 // Returns false when the watchdog fired.
-__device__ bool wait_flags(const LaunchParams &p) {
+template <typename Params>
+__device__ bool wait_flags(const Params &p) {
   __shared__ int timed_out;
   if (threadIdx.x == 0) timed_out = 0;
   __syncthreads();
@@ -49,17 +49,26 @@ __device__ bool wait_flags(const LaunchParams &p) {
 }
 
 __device__ void copy_bytes(char *dst, const char *src, uint64_t n, uint64_t tid, uint64_t nthreads) {
-  // 16-byte vectors when both ends are aligned alike, bytes for the rest.
-  uint64_t head = 0;
+  // 16-byte vectors when both ends are aligned alike, four loads in flight per thread; bytes for
+  // the unaligned head and the tail.
   if (((reinterpret_cast<uintptr_t>(dst) ^ reinterpret_cast<uintptr_t>(src)) & 15) == 0) {
-    head = (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15;
+    uint64_t head = (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15;
     if (head > n) head = n;
-    uint64_t nvec = (n - head) / 16;
+    const uint64_t nvec = (n - head) / 16;
     const uint4 *s4 = reinterpret_cast<const uint4 *>(src + head);
     uint4 *d4 = reinterpret_cast<uint4 *>(dst + head);
-    for (uint64_t i = tid; i < nvec; i += nthreads) d4[i] = s4[i];
-    for (uint64_t i = tid; i < head; i += nthreads) dst[i] = src[i];
-    for (uint64_t i = head + nvec * 16 + tid; i < n; i += nthreads) dst[i] = src[i];
+    constexpr int kUnroll = 4;
+    uint64_t i = tid;
+    for (; i + (kUnroll - 1) * nthreads < nvec; i += kUnroll * nthreads) {
+      uint4 v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) v[u] = s4[i + u * nthreads];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) d4[i + u * nthreads] = v[u];
+    }
+    for (; i < nvec; i += nthreads) d4[i] = s4[i];
+    for (uint64_t j = tid; j < head; j += nthreads) dst[j] = src[j];
+    for (uint64_t j = head + nvec * 16 + tid; j < n; j += nthreads) dst[j] = src[j];
     return;
   }
   for (uint64_t i = tid; i < n; i += nthreads) dst[i] = src[i];
@@ -79,7 +88,8 @@ __device__ void accumulate(const Item &it, uint64_t tid, uint64_t nthreads) {
   }
 }
 
-__global__ void epoch_kernel(const LaunchParams p) {
+template <int N>
+__global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
   if (!wait_flags(p)) return;  // watchdog fired: skip data and signals, the host reports it
 
   const uint64_t tid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -120,9 +130,24 @@ __global__ void epoch_kernel(const LaunchParams p) {
       mpix_store_release_sys(reinterpret_cast<uint64_t *>(it.a), it.b);
   }
 }
+
+template <int N>
+void launch_with_capacity(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream) {
+  mpix::work::LaunchParamsN<N> p;
+  p.h = params.h;
+  const int n = params.h.nwait + params.h.ncopy + params.h.nsignal;
+  for (int i = 0; i < n; ++i) p.items[i] = params.items[i];
+  epoch_kernel<N><<<blocks, threads, 0, static_cast<mpix_gpu_stream_t>(stream)>>>(p);
+}
 }  // namespace
 
+// Launches the instance with the smallest parameter block that holds the list.
 int mpix_launch_epoch_kernel(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream) {
-  epoch_kernel<<<blocks, threads, 0, static_cast<mpix_gpu_stream_t>(stream)>>>(params);
+  constexpr const int *caps = mpix::work::kLaunchCapacities;
+  const int n = params.h.nwait + params.h.ncopy + params.h.nsignal;
+  if (n <= caps[0]) launch_with_capacity<caps[0]>(params, blocks, threads, stream);
+  else if (n <= caps[1]) launch_with_capacity<caps[1]>(params, blocks, threads, stream);
+  else if (n <= caps[2]) launch_with_capacity<caps[2]>(params, blocks, threads, stream);
+  else launch_with_capacity<caps[3]>(params, blocks, threads, stream);
   return static_cast<int>(mpix_gpu_get_last_error());
 }

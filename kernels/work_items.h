@@ -39,8 +39,11 @@ struct Item {
 };
 static_assert(sizeof(Item) == 32, "Item is part of the kernel parameter layout");
 
-// One kernel launch (or one host task). Sized to fit the 4 KiB kernel-parameter limit of HIP and CUDA.
+// One kernel launch (or one host task). The largest fits the 4 KiB kernel-parameter limit of HIP
+// and CUDA; smaller capacities exist because launch cost grows with the parameter block, and most
+// epoch calls carry 2 to 4 items.
 constexpr int kItemsPerLaunch = 120;
+constexpr int kLaunchCapacities[] = {4, 16, 40, kItemsPerLaunch};
 
 struct LaunchHeader {
   uint16_t nwait, ncopy, nsignal, pad0;
@@ -51,10 +54,12 @@ struct LaunchHeader {
   uint64_t mailbox_addr;   // host-mapped WatchdogMailbox
 };
 
-struct LaunchParams {
+template <int N>
+struct LaunchParamsN {
   LaunchHeader h;
-  Item items[kItemsPerLaunch];
+  Item items[N];
 };
+using LaunchParams = LaunchParamsN<kItemsPerLaunch>;
 static_assert(sizeof(LaunchParams) <= 4000, "kernel parameters must stay under 4 KiB");
 
 // Written once by the first wait that times out; read by the host.

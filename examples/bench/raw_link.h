@@ -9,9 +9,11 @@
 
 namespace raw {
 
+constexpr int kSlots = 8;  // flags per rank
+
 struct Link {
-  uint64_t *mine = nullptr;   // polled by this rank's stream
-  uint64_t *peers = nullptr;  // the peer's polled flag, mapped here
+  uint64_t *mine = nullptr;   // this rank's kSlots flags, polled by its stream
+  uint64_t *peers = nullptr;  // the peer's flags, mapped here
   void *peer_buffer = nullptr;  // the peer's `buffer`, mapped here (nullptr where unsupported)
   void *state = nullptr;
 };
@@ -20,9 +22,10 @@ struct Link {
 Link connect(MPI_Comm comm, void *buffer, size_t bytes);
 void disconnect(Link &link);
 
-// One stream operation: wait until *mine >= wait_value (0: no wait), then store signal_value to
-// the peer's flag (0: no store).
-void enqueue_hop(void *stream, const Link &link, uint64_t wait_value, uint64_t signal_value);
+// One stream operation: wait until mine[wait_slot] >= wait_value (0: no wait), then store
+// signal_value to the peer's flag peers[signal_slot] (0: no store).
+void enqueue_hop(void *stream, const Link &link, int wait_slot, uint64_t wait_value, int signal_slot,
+                 uint64_t signal_value);
 // Copy-engine copy of `bytes` from local `src` into the peer's buffer. Returns false if unsupported.
 bool enqueue_peer_copy(void *stream, const Link &link, const void *src, size_t bytes);
 

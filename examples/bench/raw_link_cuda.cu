@@ -65,8 +65,10 @@ void disconnect(Link &link) {
   link = Link{};
 }
 
-void enqueue_hop(void *stream, const Link &link, uint64_t wait_value, uint64_t signal_value) {
-  hop_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(link.mine, link.peers, wait_value, signal_value);
+void enqueue_hop(void *stream, const Link &link, int wait_slot, uint64_t wait_value, int signal_slot,
+                 uint64_t signal_value) {
+  hop_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(link.mine + wait_slot, link.peers + signal_slot,
+                                                              wait_value, signal_value);
 }
 
 bool enqueue_peer_copy(void *stream, const Link &link, const void *src, size_t bytes) {

@@ -27,8 +27,8 @@ void run_hop(void *arg) {
 Link connect(MPI_Comm comm, void *, size_t) {
   auto *st = new State{};
   uint64_t *base = nullptr;
-  MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, comm, &base, &st->win);
-  *base = 0;
+  MPI_Win_allocate_shared(kSlots * sizeof(uint64_t), 1, MPI_INFO_NULL, comm, &base, &st->win);
+  for (int i = 0; i < kSlots; ++i) base[i] = 0;
   int rank, disp;
   MPI_Aint size;
   MPI_Comm_rank(comm, &rank);
@@ -49,9 +49,10 @@ void disconnect(Link &link) {
   link = Link{};
 }
 
-void enqueue_hop(void *stream, const Link &link, uint64_t wait_value, uint64_t signal_value) {
+void enqueue_hop(void *stream, const Link &link, int wait_slot, uint64_t wait_value, int signal_slot,
+                 uint64_t signal_value) {
   MPIX_Host_stream_enqueue(static_cast<MPIX_Host_stream>(stream), run_hop,
-                           new Hop{link.mine, link.peers, wait_value, signal_value});
+                           new Hop{link.mine + wait_slot, link.peers + signal_slot, wait_value, signal_value});
 }
 
 bool enqueue_peer_copy(void *, const Link &, const void *, size_t) { return false; }

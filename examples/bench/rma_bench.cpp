@@ -63,15 +63,38 @@ struct Pair {
 };
 
 // Raw floor: rank 0 signals i and waits for the answer i; rank 1 answers. One kernel per hop.
-double floor_round_trip_us(const Pair &p, raw::Link &link, int iters, uint64_t base) {
+// *launch_us: host time of one raw launch.
+double floor_round_trip_us(const Pair &p, raw::Link &link, int iters, uint64_t base, double *launch_us) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto t0 = Clock::now();
+  double launch = 0;
+  for (int i = 1; i <= iters; ++i) {
+    uint64_t v = base + i;
+    auto a = Clock::now();
+    if (p.rank == 0) raw::enqueue_hop(p.stream, link, 0, v - 1 > base ? v - 1 : 0, 0, v);
+    else raw::enqueue_hop(p.stream, link, 0, v, 0, v);
+    launch += seconds_since(a);
+  }
+  if (p.rank == 0) raw::enqueue_hop(p.stream, link, 0, base + iters, 0, 0);
+  xdev::stream_sync(p.stream);
+  double t = seconds_since(t0);
+  if (launch_us) *launch_us = launch / iters * 1e6;
+  MPI_Barrier(MPI_COMM_WORLD);
+  return t / iters * 1e6;
+}
+
+// The ST protocol's shape with raw kernels and no library: per iteration each rank enqueues
+// signal(post), wait(post)+signal(complete), wait(complete) — three launches, as ST does.
+double raw_epoch_round_trip_us(const Pair &p, raw::Link &link, int iters, uint64_t base) {
+  constexpr int kPost = 1, kComplete = 2;
   MPI_Barrier(MPI_COMM_WORLD);
   auto t0 = Clock::now();
   for (int i = 1; i <= iters; ++i) {
     uint64_t v = base + i;
-    if (p.rank == 0) raw::enqueue_hop(p.stream, link, v - 1 > base ? v - 1 : 0, v);
-    else raw::enqueue_hop(p.stream, link, v, v);
+    raw::enqueue_hop(p.stream, link, kPost, 0, kPost, v);
+    raw::enqueue_hop(p.stream, link, kPost, v, kComplete, v);
+    raw::enqueue_hop(p.stream, link, kComplete, v, kComplete, 0);
   }
-  if (p.rank == 0) raw::enqueue_hop(p.stream, link, base + iters, 0);
   xdev::stream_sync(p.stream);
   double t = seconds_since(t0);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -199,8 +222,11 @@ int main(int argc, char **argv) {
   MPI_Win_create(dst, static_cast<MPI_Aint>(max_bytes), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 
   // Warm-up passes, then the measured ones.
-  floor_round_trip_us(p, link, 100, 0);
-  double floor_us = floor_round_trip_us(p, link, o.iters, 100);
+  floor_round_trip_us(p, link, 100, 0, nullptr);
+  double launch_us = 0;
+  double floor_us = floor_round_trip_us(p, link, o.iters, 100, &launch_us);
+  raw_epoch_round_trip_us(p, link, 100, 0);
+  double raw_epoch_us = raw_epoch_round_trip_us(p, link, o.iters, 100);
   st_round_trip_us(p, win, static_cast<double *>(src), 100, nullptr);
   EnqueueCost cost;
   double st_us = st_round_trip_us(p, win, static_cast<double *>(src), o.iters, &cost);
@@ -237,10 +263,13 @@ int main(int argc, char **argv) {
                 o.iters, o.host_iters, o.reps, any_bad ? "FAILED" : "passed");
     std::printf("%-44s %10s\n", "measure", "value");
     std::printf("%-44s %10.2f us\n", "floor: raw stream-signal round trip", floor_us);
+    std::printf("%-44s %10.2f us\n", "raw epoch: 3 raw kernels per iteration", raw_epoch_us);
+    std::printf("%-44s %10.2f us\n", "host time of one raw kernel launch", launch_us);
     std::printf("%-44s %10.2f us\n", "st: epoch round trip (8 B put)", st_us);
     std::printf("%-44s %10.2f us\n", "host: host-driven active RMA round trip", host_us);
     std::printf("%-44s %10.2f   (target <= 2)\n", "ratio st / floor", st_us / floor_us);
     std::printf("%-44s %10.2f   (target <= 0.5)\n", "ratio st / host", st_us / host_us);
+    std::printf("%-44s %10.2f\n", "ratio st / raw epoch (library overhead)", st_us / raw_epoch_us);
     std::printf("%-44s %10.2f   (target == 3: one per MPIX call)\n", "stream ops per epoch iteration",
                 double(cost.stream_ops) / o.iters);
     std::printf("%-44s %10.2f us (post %.2f, complete %.2f, wait %.2f; start %.2f, put %.2f)\n",
@@ -262,6 +291,8 @@ int main(int argc, char **argv) {
         std::fprintf(f, "  \"data_check\": \"%s\",\n", any_bad ? "failed" : "passed");
         std::fprintf(f, "  \"floor_round_trip_us\": %.3f,\n  \"st_round_trip_us\": %.3f,\n", floor_us, st_us);
         std::fprintf(f, "  \"host_round_trip_us\": %.3f,\n", host_us);
+        std::fprintf(f, "  \"raw_epoch_round_trip_us\": %.3f,\n  \"raw_launch_host_us\": %.3f,\n", raw_epoch_us,
+                     launch_us);
         std::fprintf(f, "  \"stream_ops_per_iteration\": %.3f,\n", double(cost.stream_ops) / o.iters);
         std::fprintf(f,
                      "  \"host_us_per_call\": {\"post_stream\": %.3f, \"start\": %.3f, \"put\": %.3f, "

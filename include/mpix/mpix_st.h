@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* Error class for exhausted library resources (triggered-op budget, flag slots, mappings).
- * It is created at first use with MPI_Add_error_class; compare with MPIX_St_error_class(). */
+ * It is created at first use with MPI_Add_error_class; compare MPI_Error_class of a returned code with it. */
 int MPIX_St_error_class_resource(void);
 
 /* ---- Stream-triggered active-target RMA ---------------------------------------------------- */

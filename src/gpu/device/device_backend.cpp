@@ -3,6 +3,7 @@
 // local stream polls and peers store to; one work list becomes one merged-kernel launch.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -18,7 +19,6 @@ namespace {
 
 constexpr uint32_t kIpcRegion = 1;
 constexpr int kThreadsPerBlock = 512;
-constexpr uint64_t kBytesPerBlock = 64 * 1024;
 constexpr uint32_t kTicketSlots = 4096;
 
 class DeviceBackend final : public Backend {
@@ -33,7 +33,11 @@ class DeviceBackend final : public Backend {
     if (MPIX_GPU(GetDevice)(&device_) != gpuSuccess ||
         MPIX_GPU(DeviceGetAttribute)(&sms, gpuDevAttrMultiProcessorCount, device_) != gpuSuccess)
       sms = 0;
-    max_blocks_ = sms > 0 ? 2 * sms : 64;
+    // Copy grid: one block per MPIX_ST_COPY_BLOCK_KIB of data, at most MPIX_ST_COPY_BLOCKS_PER_SM per SM.
+    max_blocks_ = (sms > 0 ? sms : 32) * static_cast<int>(env_u64("MPIX_ST_COPY_BLOCKS_PER_SM", 2));
+    bytes_per_block_ = env_u64("MPIX_ST_COPY_BLOCK_KIB", 64) * 1024;
+    if (max_blocks_ < 1) max_blocks_ = 1;
+    if (bytes_per_block_ == 0) bytes_per_block_ = 64 * 1024;
     if (gpuHostAlloc(reinterpret_cast<void **>(&mailbox_), sizeof *mailbox_, gpuHostAllocMapped) != gpuSuccess ||
         MPIX_GPU(Malloc)(reinterpret_cast<void **>(&tickets_), kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(Memset)(tickets_, 0, kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
@@ -186,7 +190,7 @@ class DeviceBackend final : public Backend {
         if (index < v.size()) break;  // this launch is full; the rest goes in the next
       }
       if (n == 0) break;
-      int blocks = static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, bytes / kBytesPerBlock)));
+      int blocks = static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, bytes / bytes_per_block_)));
       if (blocks > 1 && p.h.nsignal > 0) {
         std::lock_guard<std::mutex> lock(mu_);
         uint32_t slot = next_ticket_++ % kTicketSlots;
@@ -215,8 +219,14 @@ class DeviceBackend final : public Backend {
     return status;
   }
 
+  static uint64_t env_u64(const char *name, uint64_t fallback) {
+    const char *v = std::getenv(name);
+    return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
+  }
+
   int device_ = 0;
   int max_blocks_ = 64;
+  uint64_t bytes_per_block_ = 64 * 1024;
   work::WatchdogMailbox *mailbox_ = nullptr;  // host-mapped, written by a timed-out wait
   uint32_t *tickets_ = nullptr;               // block-completion counters of multi-block launches
   std::vector<uint32_t> ticket_totals_;
