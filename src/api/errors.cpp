@@ -1,6 +1,7 @@
 #include "errors.h"
 
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -10,21 +11,24 @@
 namespace mpix {
 namespace {
 std::mutex g_mu;
+std::map<int, int> g_code_of_class;       // error class -> the library's code in that class
+std::map<int, std::string> g_message_of;  // the library's code -> its latest message
 
-// One dynamic error code per error class; its string is the latest message of that class, which
-// is what MPI_Error_string reports for the code returned to the caller.
+// One dynamic error code per error class (MPI_Error_class gives the standard class back); its
+// message is the latest of that class. MPICH 4.0 prints no usable text for codes added to
+// predefined classes, so MPI_Error_string is interposed below for these codes.
 int code_for(const core::Result &r) {
   std::lock_guard<std::mutex> lock(g_mu);
-  static std::map<int, int> codes;
-  auto it = codes.find(r.mpi_class);
-  if (it == codes.end()) {
+  auto it = g_code_of_class.find(r.mpi_class);
+  if (it == g_code_of_class.end()) {
     int code = r.mpi_class;
-    if (PMPI_Add_error_code(r.mpi_class, &code) != MPI_SUCCESS) return r.mpi_class;
-    it = codes.emplace(r.mpi_class, code).first;
+    if (PMPI_Add_error_code(r.mpi_class, &code) != MPI_SUCCESS) code = r.mpi_class;
+    it = g_code_of_class.emplace(r.mpi_class, code).first;
   }
   std::string msg = "mpix-st: " + r.message;
   if (msg.size() >= MPI_MAX_ERROR_STRING) msg.resize(MPI_MAX_ERROR_STRING - 1);
-  PMPI_Add_error_string(it->second, msg.c_str());
+  if (it->second != r.mpi_class) PMPI_Add_error_string(it->second, msg.c_str());
+  g_message_of[it->second] = std::move(msg);
   return it->second;
 }
 }  // namespace
@@ -77,3 +81,16 @@ int raise_no_object(const core::Result &r) { return raise_comm(MPI_COMM_SELF, r)
 }  // namespace mpix
 
 extern "C" int MPIX_St_error_class_resource(void) { return mpix::core::resource_error_class(); }
+
+extern "C" int MPI_Error_string(int code, char *text, int *len) {
+  {
+    std::lock_guard<std::mutex> lock(mpix::g_mu);
+    auto it = mpix::g_message_of.find(code);
+    if (it != mpix::g_message_of.end() && text && len) {
+      std::snprintf(text, MPI_MAX_ERROR_STRING, "%s", it->second.c_str());
+      *len = static_cast<int>(std::strlen(text));
+      return MPI_SUCCESS;
+    }
+  }
+  return PMPI_Error_string(code, text, len);
+}

@@ -62,6 +62,14 @@ Result wait_requests(std::vector<MPI_Request> &reqs, const char *what) {
   }
 }
 
+// Drops completed notifications so the list stays short.
+void reap_sends(std::vector<MPI_Request> &reqs) {
+  if (reqs.empty()) return;
+  int done = 0;
+  PMPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
+  if (done) reqs.clear();
+}
+
 Result notify(const Window &w, const std::vector<int> &peers, int tag, std::vector<MPI_Request> *reqs) {
   for (int p : peers) {
     reqs->push_back(MPI_REQUEST_NULL);
@@ -187,9 +195,8 @@ Result complete(Window &w, void *stream, bool stream_mode) {
     gpu::Backend &be = gpu::backend();
     if (!list.ops.empty() && be.execute(list))
       return fail(MPI_ERR_OTHER, std::string("RMA data transfer failed: ") + be.last_error());
-    std::vector<MPI_Request> sends;
-    notify(w, a.targets, kTagComplete, &sends);
-    if (Result r = wait_requests(sends, "completion notifications to the targets")) return r;
+    reap_sends(w.complete_sends);
+    notify(w, a.targets, kTagComplete, &w.complete_sends);
   }
   a = AccessEpoch{};
   return ok();
@@ -216,6 +223,12 @@ Result wait(Window &w, void *stream, bool stream_mode) {
     if (Result r = wait_requests(e.post_sends, "post notifications to the origins")) return r;
   }
   e = ExposureEpoch{};
+  return ok();
+}
+
+Result drain_notifications(Window &w) {
+  if (Result r = wait_requests(w.complete_sends, "completion notifications to the targets")) return r;
+  w.complete_sends.clear();
   return ok();
 }
 

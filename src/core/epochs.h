@@ -16,6 +16,9 @@ Result start(Window &w, MPI_Group group, int assert_bits);
 Result complete(Window &w, void *stream, bool stream_mode);
 Result wait(Window &w, void *stream, bool stream_mode);
 
+// Completes the host-mode notifications still in flight (before the window is freed).
+Result drain_notifications(Window &w);
+
 // An error describing a stream wait that the watchdog ended, if one happened since the last call.
 Result take_watchdog_error();
 

@@ -63,6 +63,9 @@ class Window {
 
   AccessEpoch access;
   ExposureEpoch exposure;
+  // Host-mode complete notifications still in flight: MPI_Win_complete does not wait for them
+  // (a rank that is its own target receives its notification only in its later MPI_Win_wait).
+  std::vector<MPI_Request> complete_sends;
   int passive_epochs = 0;    // MPI_Win_lock/lock_all depth (underlying MPI's epochs)
   bool fence_epoch = false;  // an MPI_Win_fence opened an epoch of the underlying MPI
   bool pmpi_window_is_stub = false;  // device memory the underlying MPI cannot access

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "config.h"
+#include "epochs.h"
 #include "window.h"
 
 namespace mpix::core {
@@ -162,6 +163,7 @@ Result free_window(MPI_Win *win, bool *memory_owned, void **base) {
   else if (w->exposure.mode != EpochMode::none)
     r = fail(MPI_ERR_RMA_SYNC, "MPI_Win_free with an exposure epoch still open (call MPI_Win_wait / "
                                "MPIX_Win_wait_stream first)");
+  if (!r) r = drain_notifications(*w);
   // Stream work on this window that has not run yet still uses its memory: let it drain.
   const auto start = std::chrono::steady_clock::now();
   while (!r && be.read_flag(w->retire_slot()) < w->stream_lists) {
