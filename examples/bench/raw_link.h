@@ -26,6 +26,10 @@ void disconnect(Link &link);
 // signal_value to the peer's flag peers[signal_slot] (0: no store).
 void enqueue_hop(void *stream, const Link &link, int wait_slot, uint64_t wait_value, int signal_slot,
                  uint64_t signal_value);
+// The same hop as stream memory operations (wait-value, then write-value): two operations.
+// Returns false where the backend has none.
+bool enqueue_memop_hop(void *stream, const Link &link, int wait_slot, uint64_t wait_value, int signal_slot,
+                       uint64_t signal_value);
 // Copy-engine copy of `bytes` from local `src` into the peer's buffer. Returns false if unsupported.
 bool enqueue_peer_copy(void *stream, const Link &link, const void *src, size_t bytes);
 

@@ -1,3 +1,4 @@
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -69,6 +70,33 @@ void enqueue_hop(void *stream, const Link &link, int wait_slot, uint64_t wait_va
                  uint64_t signal_value) {
   hop_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(link.mine + wait_slot, link.peers + signal_slot,
                                                               wait_value, signal_value);
+}
+
+namespace {
+template <typename Fn>
+Fn driver_entry(const char *name) {
+  void *f = nullptr;
+  cudaDriverEntryPointQueryResult q;
+  if (cudaGetDriverEntryPointByVersion(name, &f, 12000, cudaEnableDefault, &q) != cudaSuccess) return nullptr;
+  return reinterpret_cast<Fn>(f);
+}
+}  // namespace
+
+bool enqueue_memop_hop(void *stream, const Link &link, int wait_slot, uint64_t wait_value, int signal_slot,
+                       uint64_t signal_value) {
+  using WaitFn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+  using WriteFn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+  static WaitFn wait = driver_entry<WaitFn>("cuStreamWaitValue64");
+  static WriteFn write = driver_entry<WriteFn>("cuStreamWriteValue64");
+  if (!wait || !write) return false;
+  CUstream s = static_cast<CUstream>(stream);
+  if (wait_value &&
+      wait(s, reinterpret_cast<CUdeviceptr>(link.mine + wait_slot), wait_value, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
+    return false;
+  if (signal_value && write(s, reinterpret_cast<CUdeviceptr>(link.peers + signal_slot), signal_value,
+                            CU_STREAM_WRITE_VALUE_DEFAULT) != CUDA_SUCCESS)
+    return false;
+  return true;
 }
 
 bool enqueue_peer_copy(void *stream, const Link &link, const void *src, size_t bytes) {

@@ -56,5 +56,6 @@ void enqueue_hop(void *stream, const Link &link, int wait_slot, uint64_t wait_va
 }
 
 bool enqueue_peer_copy(void *, const Link &, const void *, size_t) { return false; }
+bool enqueue_memop_hop(void *, const Link &, int, uint64_t, int, uint64_t) { return false; }
 
 }  // namespace raw

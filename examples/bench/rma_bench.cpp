@@ -83,6 +83,29 @@ double floor_round_trip_us(const Pair &p, raw::Link &link, int iters, uint64_t b
   return t / iters * 1e6;
 }
 
+// The floor again with stream memory operations (wait-value + write-value per hop); -1 if none.
+double memop_round_trip_us(const Pair &p, raw::Link &link, int iters, uint64_t base, double *enqueue_us) {
+  constexpr int kSlot = 3;
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto t0 = Clock::now();
+  double enqueue = 0;
+  int ok = 1;
+  for (int i = 1; i <= iters && ok; ++i) {
+    uint64_t v = base + i;
+    auto a = Clock::now();
+    if (p.rank == 0) ok = raw::enqueue_memop_hop(p.stream, link, kSlot, v - 1 > base ? v - 1 : 0, kSlot, v);
+    else ok = raw::enqueue_memop_hop(p.stream, link, kSlot, v, kSlot, v);
+    enqueue += seconds_since(a);
+  }
+  if (ok && p.rank == 0) ok = raw::enqueue_memop_hop(p.stream, link, kSlot, base + iters, kSlot, 0);
+  xdev::stream_sync(p.stream);
+  double t = seconds_since(t0);
+  int all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  if (enqueue_us) *enqueue_us = enqueue / iters * 1e6 / 2;  // two memops per hop
+  return all_ok ? t / iters * 1e6 : -1;
+}
+
 // The ST protocol's shape with raw kernels and no library: per iteration each rank enqueues
 // signal(post), wait(post)+signal(complete), wait(complete) — three launches, as ST does.
 double raw_epoch_round_trip_us(const Pair &p, raw::Link &link, int iters, uint64_t base) {
@@ -225,6 +248,9 @@ int main(int argc, char **argv) {
   floor_round_trip_us(p, link, 100, 0, nullptr);
   double launch_us = 0;
   double floor_us = floor_round_trip_us(p, link, o.iters, 100, &launch_us);
+  double memop_us = -1, memop_enqueue_us = 0;
+  if (memop_round_trip_us(p, link, 100, 0, nullptr) > 0)
+    memop_us = memop_round_trip_us(p, link, o.iters, 100, &memop_enqueue_us);
   raw_epoch_round_trip_us(p, link, 100, 0);
   double raw_epoch_us = raw_epoch_round_trip_us(p, link, o.iters, 100);
   st_round_trip_us(p, win, static_cast<double *>(src), 100, nullptr);
@@ -265,6 +291,10 @@ int main(int argc, char **argv) {
     std::printf("%-44s %10.2f us\n", "floor: raw stream-signal round trip", floor_us);
     std::printf("%-44s %10.2f us\n", "raw epoch: 3 raw kernels per iteration", raw_epoch_us);
     std::printf("%-44s %10.2f us\n", "host time of one raw kernel launch", launch_us);
+    if (memop_us > 0) {
+      std::printf("%-44s %10.2f us\n", "floor with stream memops (wait+write)", memop_us);
+      std::printf("%-44s %10.2f us\n", "host time of one stream memop", memop_enqueue_us);
+    }
     std::printf("%-44s %10.2f us\n", "st: epoch round trip (8 B put)", st_us);
     std::printf("%-44s %10.2f us\n", "host: host-driven active RMA round trip", host_us);
     std::printf("%-44s %10.2f   (target <= 2)\n", "ratio st / floor", st_us / floor_us);
@@ -293,6 +323,8 @@ int main(int argc, char **argv) {
         std::fprintf(f, "  \"host_round_trip_us\": %.3f,\n", host_us);
         std::fprintf(f, "  \"raw_epoch_round_trip_us\": %.3f,\n  \"raw_launch_host_us\": %.3f,\n", raw_epoch_us,
                      launch_us);
+        std::fprintf(f, "  \"memop_round_trip_us\": %.3f,\n  \"memop_host_us\": %.3f,\n", memop_us,
+                     memop_enqueue_us);
         std::fprintf(f, "  \"stream_ops_per_iteration\": %.3f,\n", double(cost.stream_ops) / o.iters);
         std::fprintf(f,
                      "  \"host_us_per_call\": {\"post_stream\": %.3f, \"start\": %.3f, \"put\": %.3f, "

@@ -20,4 +20,12 @@ void copy_to_device(void *dst, const void *src, size_t bytes);  // synchronous
 void copy_to_host(void *dst, const void *src, size_t bytes);    // synchronous
 void fill(void *dst, int byte, size_t bytes);                  // synchronous
 
+// Page-locked host memory for staging copies (host backend: plain host memory).
+void *alloc_pinned(size_t bytes);
+void free_pinned(void *ptr);
+// Devices this process can choose from (host backend: 1).
+int device_count();
+// Name of the device this rank uses (CUDA: the product name; host: "host CPU").
+const char *device_name();
+
 }  // namespace xdev

@@ -47,4 +47,27 @@ void fill(void *dst, int byte, size_t bytes) {
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
+void *alloc_pinned(size_t bytes) {
+  void *p = nullptr;
+  check(cudaMallocHost(&p, bytes ? bytes : 1), "cudaMallocHost");
+  return p;
+}
+void free_pinned(void *ptr) { cudaFreeHost(ptr); }
+
+int device_count() {
+  int n = 0;
+  check(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
+  return n;
+}
+
+const char *device_name() {
+  static char name[256] = "";
+  int dev = 0;
+  cudaDeviceProp prop{};
+  check(cudaGetDevice(&dev), "cudaGetDevice");
+  check(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
+  std::snprintf(name, sizeof name, "%s", prop.name);
+  return name;
+}
+
 }  // namespace xdev

@@ -43,4 +43,9 @@ void copy_to_device(void *dst, const void *src, size_t bytes) { std::memcpy(dst,
 void copy_to_host(void *dst, const void *src, size_t bytes) { std::memcpy(dst, src, bytes); }
 void fill(void *dst, int byte, size_t bytes) { std::memset(dst, byte, bytes); }
 
+void *alloc_pinned(size_t bytes) { return alloc(bytes); }
+void free_pinned(void *ptr) { free(ptr); }
+int device_count() { return 1; }
+const char *device_name() { return "host CPU"; }
+
 }  // namespace xdev

@@ -1,0 +1,30 @@
+#include "exchange.h"
+
+#include "kernels.h"
+#include "xdev.h"
+
+namespace faces {
+
+Buffers::Buffers(const Plan &plan) {
+  const size_t bytes = static_cast<size_t>(plan.buffer_doubles) * sizeof(double);
+  send = static_cast<double *>(xdev::alloc(bytes));
+  recv = static_cast<double *>(xdev::alloc(bytes));
+  xdev::fill(send, 0, bytes);
+  xdev::fill(recv, 0, bytes);
+}
+
+Buffers::~Buffers() {
+  xdev::free(send);
+  xdev::free(recv);
+}
+
+void enqueue_before_transfer(const Context &c, double *send) {
+  if (c.interior) kernels::interior_sum(c.plan.shape, c.field, c.stream);
+  kernels::pack(c.plan.shape, c.plan.regions, c.field, send, c.stream);
+}
+
+void enqueue_after_transfer(const Context &c, const double *recv) {
+  kernels::unpack_add(c.plan.shape, c.plan.regions, c.field, recv, c.stream);
+}
+
+}  // namespace faces

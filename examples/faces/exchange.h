@@ -1,0 +1,51 @@
+// One way of exchanging the shared copies (a benchmark mode). An Exchange is built once per
+// niface pass (its buffers, windows, communicators) and then runs blocks of exchanges.
+#pragma once
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+#include "plan.h"
+
+namespace faces {
+
+struct Context {
+  const Plan &plan;
+  double *field;   // device memory
+  void *stream;    // the rank's stream (cudaStream_t or MPIX_Host_stream)
+  MPI_Comm comm;   // ranks of the grid
+  bool interior;   // run the interior sum in every exchange (nshare > 0)
+};
+
+class Exchange {
+ public:
+  virtual ~Exchange() = default;
+  // Runs `count` exchanges; returns once the field holds their result (stream synchronised).
+  virtual void run(int count) = 0;
+  // How this mode moves data here, e.g. "staged through host memory"; reported beside timings.
+  virtual std::string detail() const { return ""; }
+};
+
+// Device buffers every mode uses: its copies going out and coming in, one slot per direction.
+struct Buffers {
+  double *send = nullptr;
+  double *recv = nullptr;
+  explicit Buffers(const Plan &plan);
+  ~Buffers();
+  Buffers(const Buffers &) = delete;
+  Buffers &operator=(const Buffers &) = delete;
+};
+
+// The work before the data moves (interior sum, pack) and after (unpack and add), on the stream.
+void enqueue_before_transfer(const Context &c, double *send);
+void enqueue_after_transfer(const Context &c, const double *recv);
+
+std::unique_ptr<Exchange> make_p2p_exchange(const Context &c);
+std::unique_ptr<Exchange> make_rma_exchange(const Context &c);
+std::unique_ptr<Exchange> make_st_exchange(const Context &c);
+// Only where NCCL was found:
+std::unique_ptr<Exchange> make_nccl_exchange(const Context &c);
+std::string nccl_library_version();
+
+}  // namespace faces

@@ -1,0 +1,20 @@
+// The benchmark's device work, one implementation per backend (kernels_host.cpp, kernels_cuda.cu).
+// Every call only enqueues on `stream` and returns: stream order is what makes them safe to mix
+// with the library's stream-triggered epochs.
+#pragma once
+#include "layout.h"
+
+namespace faces::kernels {
+
+// Sets every copy of every point to its initial value times `scale`.
+void init_field(const Shape &s, const Placement &p, double scale, double *u, void *stream);
+// Direct-stiffness sum inside the block: copies of a point held by neighbouring local elements
+// become their sum (one pass per dimension; the passes compose into the full sum).
+void interior_sum(const Shape &s, double *u, void *stream);
+// Gathers each region's copies into buf at the region's offset.
+void pack(const Shape &s, const RegionList &regions, const double *u, double *buf, void *stream);
+// Adds each region's received copies (buf at the region's offset) to the field. Regions overlap
+// at edges and corners, so the additions to one point must not race.
+void unpack_add(const Shape &s, const RegionList &regions, double *u, const double *buf, void *stream);
+
+}  // namespace faces::kernels

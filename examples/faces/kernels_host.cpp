@@ -1,0 +1,81 @@
+// Host-backend "kernels": plain loops run by the MPIX_Host_stream worker, in stream order with
+// the library's epoch operations.
+#include <mpix/mpix_st.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+#include "kernels.h"
+
+namespace faces::kernels {
+namespace {
+
+// Runs `work` on the stream; the closure owns copies of its arguments, since the caller may
+// enqueue many exchanges before the stream reaches this one.
+void enqueue(void *stream, std::function<void()> work) {
+  auto *task = new std::function<void()>(std::move(work));
+  auto run = [](void *arg) {
+    auto *t = static_cast<std::function<void()> *>(arg);
+    (*t)();
+    delete t;
+  };
+  if (MPIX_Host_stream_enqueue(static_cast<MPIX_Host_stream>(stream), run, task) != MPI_SUCCESS) {
+    std::fprintf(stderr, "faces: MPIX_Host_stream_enqueue failed\n");
+    std::abort();
+  }
+}
+
+}  // namespace
+
+void init_field(const Shape &s, const Placement &p, double scale, double *u, void *stream) {
+  enqueue(stream, [=] {
+    int e[3], i[3];
+    for (e[2] = 0; e[2] < s.m[2]; ++e[2])
+      for (e[1] = 0; e[1] < s.m[1]; ++e[1])
+        for (e[0] = 0; e[0] < s.m[0]; ++e[0])
+          for (i[2] = 0; i[2] < s.n; ++i[2])
+            for (i[1] = 0; i[1] < s.n; ++i[1])
+              for (i[0] = 0; i[0] < s.n; ++i[0]) u[point_index(s, e, i)] = initial_value(s, p, e, i, scale);
+  });
+}
+
+void interior_sum(const Shape &s, double *u, void *stream) {
+  enqueue(stream, [=] {
+    for (int d = 0; d < 3; ++d) {
+      const int a = (d + 1) % 3, b = (d + 2) % 3;  // the two dimensions along the shared face
+      int e[3], i[3];
+      for (int pair = 0; pair + 1 < s.m[d]; ++pair)
+        for (e[a] = 0; e[a] < s.m[a]; ++e[a])
+          for (i[a] = 0; i[a] < s.n; ++i[a])
+            for (e[b] = 0; e[b] < s.m[b]; ++e[b])
+              for (i[b] = 0; i[b] < s.n; ++i[b]) {
+                e[d] = pair, i[d] = s.n - 1;
+                const int64_t lo = point_index(s, e, i);
+                e[d] = pair + 1, i[d] = 0;
+                const int64_t hi = point_index(s, e, i);
+                u[lo] = u[hi] = u[lo] + u[hi];
+              }
+    }
+  });
+}
+
+void pack(const Shape &s, const RegionList &regions, const double *u, double *buf, void *stream) {
+  enqueue(stream, [=] {
+    for (int j = 0; j < regions.count; ++j) {
+      const Region &r = regions.r[j];
+      for (int64_t k = 0; k < r.count; ++k) buf[r.offset + k] = u[region_point(s, r, k)];
+    }
+  });
+}
+
+void unpack_add(const Shape &s, const RegionList &regions, double *u, const double *buf, void *stream) {
+  enqueue(stream, [=] {
+    for (int j = 0; j < regions.count; ++j) {
+      const Region &r = regions.r[j];
+      for (int64_t k = 0; k < r.count; ++k) u[region_point(s, r, k)] += buf[r.offset + k];
+    }
+  });
+}
+
+}  // namespace faces::kernels

@@ -1,0 +1,73 @@
+// nccl: the vendor peer. One NCCL group of ncclSend / ncclRecv per exchange, all on the stream.
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "exchange.h"
+#include "xdev.h"
+
+namespace faces {
+namespace {
+
+void check(ncclResult_t r, const char *what) {
+  if (r == ncclSuccess) return;
+  std::fprintf(stderr, "faces: %s: %s\n", what, ncclGetErrorString(r));
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+class NcclExchange final : public Exchange {
+ public:
+  explicit NcclExchange(const Context &c) : c_(c), buffers_(c.plan) {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(c.comm, &rank);
+    MPI_Comm_size(c.comm, &size);
+    ncclUniqueId id;
+    if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, c.comm);
+    check(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
+  }
+
+  ~NcclExchange() override { ncclCommDestroy(comm_); }
+
+  std::string detail() const override { return "ncclGroupStart / ncclSend / ncclRecv / ncclGroupEnd"; }
+
+  void run(int count) override {
+    const cudaStream_t stream = static_cast<cudaStream_t>(c_.stream);
+    for (int it = 0; it < count; ++it) {
+      enqueue_before_transfer(c_, buffers_.send);
+      // NCCL matches the operations between two ranks in issue order. Walking the directions in
+      // the same order on every rank pairs the send towards j with the receive from opposite(j)
+      // at the peer, also where one peer neighbours us in several directions.
+      check(ncclGroupStart(), "ncclGroupStart");
+      for (int j = 0; j < kDirections; ++j) {
+        if (const Link *out = c_.plan.link(j))
+          check(ncclSend(buffers_.send + out->offset, out->count, ncclDouble, out->peer, comm_, stream), "ncclSend");
+        if (const Link *in = c_.plan.link(opposite(j)))
+          check(ncclRecv(buffers_.recv + in->offset, in->count, ncclDouble, in->peer, comm_, stream), "ncclRecv");
+      }
+      check(ncclGroupEnd(), "ncclGroupEnd");
+      enqueue_after_transfer(c_, buffers_.recv);
+    }
+    xdev::stream_sync(c_.stream);
+  }
+
+ private:
+  Context c_;
+  Buffers buffers_;
+  ncclComm_t comm_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Exchange> make_nccl_exchange(const Context &c) { return std::make_unique<NcclExchange>(c); }
+
+std::string nccl_library_version() {
+  int v = 0;
+  ncclGetVersion(&v);
+  // Codes are major*10000 + minor*100 + patch since NCCL 2.9.
+  return "NCCL " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
+}  // namespace faces

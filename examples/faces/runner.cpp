@@ -1,0 +1,90 @@
+#include "runner.h"
+
+#include "exchange.h"
+#include "kernels.h"
+#include "modes.h"
+#include "reference.h"
+#include "xdev.h"
+
+namespace faces {
+namespace {
+
+Stats over_ranks(double mine, MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  Stats s;
+  MPI_Allreduce(&mine, &s.avg, 1, MPI_DOUBLE, MPI_SUM, comm);
+  MPI_Allreduce(&mine, &s.min, 1, MPI_DOUBLE, MPI_MIN, comm);
+  MPI_Allreduce(&mine, &s.max, 1, MPI_DOUBLE, MPI_MAX, comm);
+  s.avg /= size;
+  return s;
+}
+
+class BlockRunner {
+ public:
+  BlockRunner(const Options &o, const Grid &grid, const Context &c, int check_threads)
+      : o_(o), grid_(grid), c_(c), scale_(initial_scale(o.exchanges())), check_threads_(check_threads) {}
+
+  // Re-initialises the field, runs one block of exchanges and checks it; returns its seconds.
+  double run(Exchange &ex) {
+    kernels::init_field(c_.plan.shape, c_.plan.placement, scale_, c_.field, c_.stream);
+    xdev::stream_sync(c_.stream);
+    MPI_Barrier(c_.comm);
+    const double start = MPI_Wtime();
+    ex.run(o_.exchanges());
+    const double seconds = MPI_Wtime() - start;
+    if (check_field(c_.plan, grid_, o_.interior(), o_.exchanges(), scale_, c_.field, check_threads_) != 0)
+      ok_ = false;
+    return seconds;
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  const Options &o_;
+  const Grid &grid_;
+  const Context &c_;
+  double scale_;
+  int check_threads_;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+ModeResult run_mode(const std::string &mode, const Options &o, const Grid &grid, const Plan &plan, void *stream,
+                    MPI_Comm comm, int check_threads) {
+  ModeResult r;
+  r.mode = mode;
+  MPI_Comm_size(comm, &r.ranks);
+  const size_t field_bytes = static_cast<size_t>(plan.shape.points()) * sizeof(double);
+  double *field = static_cast<double *>(xdev::alloc(field_bytes));
+  const Context c{plan, field, stream, comm, o.interior()};
+  BlockRunner blocks(o, grid, c, check_threads);
+  double seconds = 0;
+  for (int iface = 0; iface < o.niface; ++iface) {
+    std::unique_ptr<Exchange> ex = make_exchange(mode, c);
+    r.detail = ex->detail();
+    for (int iel = 0; iel < o.niel; ++iel) {
+      if (iel == 0) blocks.run(*ex);  // warm-up: first use of fresh buffers and windows
+      seconds += blocks.run(*ex);
+      ++r.timed_blocks;
+    }
+  }
+  xdev::free(field);
+
+  r.exchanges_per_block = o.exchanges();
+  const int mine_ok = blocks.ok() ? 1 : 0;
+  MPI_Allreduce(&mine_ok, &r.passed, 1, MPI_INT, MPI_SUM, comm);
+  r.total_s = over_ranks(seconds, comm);
+  r.per_exchange_us = over_ranks(1e6 * seconds / (double(r.timed_blocks) * r.exchanges_per_block), comm);
+  return r;
+}
+
+ModeResult skipped_mode(const std::string &mode, const std::string &why, MPI_Comm comm) {
+  ModeResult r;
+  r.mode = mode;
+  r.skipped = why;
+  MPI_Comm_size(comm, &r.ranks);
+  return r;
+}
+
+}  // namespace faces
