@@ -90,12 +90,13 @@ __device__ void accumulate(const Item &it, uint64_t tid, uint64_t nthreads) {
 
 template <int N>
 __global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
-  if (!wait_flags(p)) return;  // watchdog fired: skip data and signals, the host reports it
-
+  // A wait the watchdog ended skips the epoch's data and stores; its counting signals (the
+  // window's retire count) still run, so the host sees the list as finished.
+  const bool waited = wait_flags(p);
   const uint64_t tid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const uint64_t nthreads = uint64_t(gridDim.x) * blockDim.x;
   const int first = p.h.nwait, end_ops = p.h.nwait + p.h.ncopy;
-  for (int i = first; i < end_ops; ++i) {
+  for (int i = first; waited && i < end_ops; ++i) {
     const Item &it = p.items[i];
     if (it.kind == mpix::work::kCopy) {
       copy_bytes(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes, tid, nthreads);
@@ -105,6 +106,11 @@ __global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
         case mpix::work::kInt64: accumulate<long long, unsigned long long>(it, tid, nthreads); break;
         case mpix::work::kFloat: accumulate<float, unsigned int>(it, tid, nthreads); break;
         default: accumulate<double, unsigned long long>(it, tid, nthreads); break;
+      }
+      // Ordered lists run as one block: a block barrier orders this accumulate before the next.
+      if (p.h.ordered) {
+        mpix_fence_sys();
+        __syncthreads();
       }
     }
   }
@@ -126,7 +132,7 @@ __global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
     const Item &it = p.items[i];
     if (it.flags & mpix::work::kSignalAdd)
       atomicAdd_system(reinterpret_cast<unsigned long long *>(it.a), static_cast<unsigned long long>(it.b));
-    else
+    else if (waited)
       mpix_store_release_sys(reinterpret_cast<uint64_t *>(it.a), it.b);
   }
 }

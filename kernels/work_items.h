@@ -13,6 +13,9 @@ enum ItemKind : uint8_t {
   kCopy = 2,        // bytes from src to dst
   kAccumulate = 3,  // dst[i] = op(dst[i], src[i]) per element, atomic per element
   kSignal = 4,      // *flag = value (release, system scope), after all data of the list
+  // Host backend only: a spin lock around an accumulate into memory peers reach by copying.
+  kLockAcquire = 5,  // a: lock word address
+  kLockRelease = 6,
 };
 
 enum Dtype : uint8_t { kInt32 = 0, kInt64 = 1, kFloat = 2, kDouble = 3 };
@@ -46,7 +49,8 @@ constexpr int kItemsPerLaunch = 120;
 constexpr int kLaunchCapacities[] = {4, 16, 40, kItemsPerLaunch};
 
 struct LaunchHeader {
-  uint16_t nwait, ncopy, nsignal, pad0;
+  uint16_t nwait, ncopy, nsignal;
+  uint16_t ordered;        // accumulates must apply in list order (MPI's default accumulate ordering)
   uint32_t window_id;      // diagnostics
   uint32_t ticket_expect;  // multi-block launches: ticket value the last block observes
   uint64_t watchdog_ns;    // 0: wait forever

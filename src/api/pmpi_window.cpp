@@ -31,18 +31,22 @@ bool info_equals(MPI_Info info, const char *key, const char *want) {
 extern "C" {
 
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
-  if (Result r = mpix::api::pending_errors()) return mpix::api::raise_comm(comm, r);
+  if (Result r = mpix::api::backend_error()) return mpix::api::raise_comm(comm, r);
   return mpix::api::raise_comm(comm, mpix::core::create_window(base, size, disp_unit, info, comm, false, win));
 }
 
 // Host backend: window memory is shared memory node-local peers map. GPU backends: device memory
 // when info mpix_st_memory=device, else the underlying MPI allocates (host memory, not managed).
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
-  if (Result r = mpix::api::pending_errors()) return mpix::api::raise_comm(comm, r);
+  if (Result r = mpix::api::backend_error()) return mpix::api::raise_comm(comm, r);
   mpix::gpu::Backend &be = mpix::gpu::backend();
   const bool host = std::strcmp(be.name(), "host") == 0;
-  if (info_equals(info, "mpix_st", "false") || (!host && !info_equals(info, "mpix_st_memory", "device")))
-    return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+  // Every rank must take the same path: one underlying MPI_Win_allocate, or library memory under
+  // one underlying MPI_Win_create.
+  int mine = !info_equals(info, "mpix_st", "false") && (host || info_equals(info, "mpix_st_memory", "device"));
+  int library_memory = 0;
+  PMPI_Allreduce(&mine, &library_memory, 1, MPI_INT, MPI_LAND, comm);
+  if (!library_memory) return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
   if (size < 0) return mpix::api::raise_comm(comm, mpix::core::fail(MPI_ERR_SIZE, "window size is negative"));
   void *mem = nullptr;
   if (be.allocate_window_memory(static_cast<size_t>(size), &mem))

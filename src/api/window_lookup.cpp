@@ -15,8 +15,13 @@ core::Result managed_window(MPI_Win win, core::Window **out) {
   return core::ok();
 }
 
-core::Result pending_errors() {
+core::Result backend_error() {
   if (const std::string &e = gpu::backend_selection_error(); !e.empty()) return core::fail(MPI_ERR_OTHER, e);
+  return core::ok();
+}
+
+core::Result pending_errors() {
+  if (core::Result r = backend_error()) return r;
   return core::take_watchdog_error();
 }
 

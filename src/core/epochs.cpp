@@ -136,7 +136,8 @@ Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stre
       for (int o : origins) --w.posts_sent[o], --w.completes_expected[o];
       return r;
     }
-  } else {
+  } else if (!(assert_bits & MPI_MODE_NOCHECK)) {
+    // NOCHECK is given on a post exactly when its matching starts give it: no notification.
     notify(w, origins, kTagPost, &e.post_sends);
   }
   e.mode = stream_mode ? EpochMode::stream : EpochMode::host;
@@ -147,13 +148,15 @@ Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stre
 Result start(Window &w, MPI_Group group, int assert_bits) {
   if (w.access.mode != EpochMode::none)
     return fail(MPI_ERR_RMA_SYNC, "MPI_Win_start while a previous access epoch is still open (missing complete)");
-  if (w.fence_epoch || w.passive_epochs > 0)
-    return fail(MPI_ERR_RMA_SYNC, "MPI_Win_start inside a fence or lock epoch");
+  // A fence only opens an epoch if RMA calls follow it, so only lock epochs are in the way here.
+  if (w.passive_epochs > 0) return fail(MPI_ERR_RMA_SYNC, "MPI_Win_start inside a lock epoch");
   std::vector<int> targets;
   if (Result r = translate_group(w, group, &targets)) return r;
   AccessEpoch &a = w.access;
   const bool stream_mode = assert_bits & kModeStream;
-  if (stream_mode && !(assert_bits & MPI_MODE_NOCHECK))
+  // MPIX_Win_post_stream has no assert argument, so the target always signals: a NOCHECK start
+  // still counts the post (its complete just does not wait), keeping later epochs in step.
+  if (stream_mode)
     for (int t : targets) ++w.posts_expected[t];
   a.mode = stream_mode ? EpochMode::stream : EpochMode::host;
   a.assert_bits = assert_bits;

@@ -73,7 +73,14 @@ Result record(Window &w, const RmaRequest &q) {
 
   const Peer &peer = w.peers[q.target_rank];
   if (q.target_disp < 0) return fail(MPI_ERR_DISP, who + ": negative target displacement");
-  const uint64_t offset = static_cast<uint64_t>(q.target_disp) * static_cast<uint64_t>(peer.disp_unit);
+  const uint64_t disp = static_cast<uint64_t>(q.target_disp), unit = static_cast<uint64_t>(peer.disp_unit);
+  // Checked without overflow: disp * unit + bytes <= window bytes.
+  if (bytes > peer.bytes || disp > (peer.bytes - bytes) / unit)
+    return fail(MPI_ERR_RMA_RANGE, who + ": displacement " + std::to_string(disp) + " x unit " + std::to_string(unit) +
+                                       " + " + std::to_string(bytes) + " bytes lies outside rank " +
+                                       std::to_string(q.target_rank) + "'s window of " + std::to_string(peer.bytes) +
+                                       " bytes");
+  const uint64_t offset = disp * unit;
   if (offset + bytes > peer.bytes)
     return fail(MPI_ERR_RMA_RANGE, who + ": bytes [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) +
                                        ") lie outside rank " + std::to_string(q.target_rank) + "'s window of " +
@@ -87,6 +94,17 @@ Result record(Window &w, const RmaRequest &q) {
   if (peer.data.cma_pid) {
     it.flags = reads_target ? work::kSrcRemoteCma : work::kDstRemoteCma;
     it.peer = peer.data.cma_pid;
+  }
+  if (it.kind == work::kAccumulate && peer.accumulate_lock) {
+    // Origins reach this memory by read-modify-write copies: one at a time keeps elements atomic.
+    work::Item lock{};
+    lock.kind = work::kLockAcquire;
+    lock.a = reinterpret_cast<uint64_t>(w.accumulate_lock_of(q.target_rank));
+    w.access.ops.push_back(lock);
+    w.access.ops.push_back(it);
+    lock.kind = work::kLockRelease;
+    w.access.ops.push_back(lock);
+    return ok();
   }
   w.access.ops.push_back(it);
   return ok();

@@ -21,6 +21,7 @@ struct Peer {
   uint64_t bytes = 0;
   gpu::MappedRegion data;   // the peer's window memory (self: our own base)
   gpu::MappedRegion flags;  // the peer's flag area (self: our own flags)
+  bool accumulate_lock = false;  // its memory is reached by copying: accumulates take its lock
 };
 
 struct AccessEpoch {
@@ -39,8 +40,9 @@ struct ExposureEpoch {
 };
 
 // Flag area of each rank: slot [t] holds the last post signal from target t, slot [size + o] the
-// last complete signal from origin o, slot [2 * size] the number of the last work list run on a
-// stream. Values only grow, so slots are never reset.
+// last complete signal from origin o, slot [2 * size] counts the work lists run on streams, and
+// slot [2 * size + 1] is the accumulate lock of windows peers reach by copying. Epoch values only
+// grow, so slots are never reset.
 class Window {
  public:
   MPI_Win handle = MPI_WIN_NULL;
@@ -77,7 +79,10 @@ class Window {
   const uint64_t *post_flag_from(int target) const { return flags + target; }
   const uint64_t *complete_flag_from(int origin) const { return flags + size + origin; }
   uint64_t *retire_slot() const { return flags + 2 * size; }
-  static size_t flag_slots(int size) { return 2 * static_cast<size_t>(size) + 1; }
+  uint64_t *accumulate_lock_of(int target) const {
+    return reinterpret_cast<uint64_t *>(peers[target].flags.base) + 2 * size + 1;
+  }
+  static size_t flag_slots(int size) { return 2 * static_cast<size_t>(size) + 2; }
 };
 
 // Registry of managed windows.

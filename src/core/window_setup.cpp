@@ -82,6 +82,7 @@ Result map_peers(Window &w) {
     peer.disp_unit = all[p].disp_unit;
     peer.bytes = all[p].bytes;
     peer.node_local = all[p].node == mine.node;
+    peer.accumulate_lock = all[p].data.flags & gpu::kRegionReachedByCopy;
     if (p == w.rank) {
       peer.data.base = static_cast<char *>(w.base);
       peer.flags.base = reinterpret_cast<char *>(w.flags);

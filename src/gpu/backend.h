@@ -11,9 +11,13 @@
 namespace mpix::gpu {
 
 // Opaque description of a memory region that node-local peers can map. Exchanged with MPI.
+// RegionHandle::flags
+constexpr uint32_t kRegionReachedByCopy = 1;  // peers cannot map it: they copy through the owner
+                                              // process, so accumulates into it take a lock
+
 struct RegionHandle {
   uint32_t kind = 0;  // backend specific
-  uint32_t pad = 0;
+  uint32_t flags = 0;
   uint64_t offset = 0;  // of the region inside the exported allocation
   uint64_t bytes = 0;
   uint8_t data[112] = {};

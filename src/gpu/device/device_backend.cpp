@@ -128,10 +128,10 @@ class DeviceBackend final : public Backend {
     *r = MappedRegion{};
   }
 
-  int enqueue(void *stream, const WorkList &list) override { return launch_all(stream, list); }
+  int enqueue(void *stream, const WorkList &list) override { return launch_all(stream, list, true); }
 
   int execute(const WorkList &list) override {
-    if (int st = launch_all(internal_, list)) return st;
+    if (int st = launch_all(internal_, list, false)) return st;
     return synchronize(internal_);
   }
 
@@ -168,7 +168,14 @@ class DeviceBackend final : public Backend {
 
   // Splits the list into launches of at most kItemsPerLaunch items, preserving the order
   // waits < ops < signals; a list that fits (every Faces exchange does) is one launch.
-  int launch_all(void *stream, const WorkList &list) {
+  // `user_stream`: counts toward stream_ops_enqueued() (host-driven work on the internal stream does not).
+  int launch_all(void *stream, const WorkList &list, bool user_stream) {
+    // MPI orders accumulates of one origin by default: a list holding several runs each launch as
+    // one block that applies them in order (see the kernel); the launches of a list that needs
+    // more than one run in stream order, which keeps them ordered across launches too.
+    int accumulates = 0;
+    for (const work::Item &it : list.ops) accumulates += it.kind == work::kAccumulate;
+    const bool ordered = accumulates > 1;
     const std::vector<work::Item> *parts[3] = {&list.waits, &list.ops, &list.signals};
     size_t part = 0, index = 0;
     while (part < 3) {
@@ -190,7 +197,9 @@ class DeviceBackend final : public Backend {
         if (index < v.size()) break;  // this launch is full; the rest goes in the next
       }
       if (n == 0) break;
-      int blocks = static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, bytes / bytes_per_block_)));
+      p.h.ordered = ordered;
+      int blocks = ordered ? 1
+                           : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, bytes / bytes_per_block_)));
       if (blocks > 1 && p.h.nsignal > 0) {
         std::lock_guard<std::mutex> lock(mu_);
         uint32_t slot = next_ticket_++ % kTicketSlots;
@@ -202,7 +211,7 @@ class DeviceBackend final : public Backend {
       if (err != 0)
         return fail(kErrRuntime, std::string("epoch kernel launch: ") +
                                      MPIX_GPU(GetErrorString)(static_cast<gpuError_t>(err)));
-      ++launches_;
+      if (user_stream) ++launches_;
     }
     return kOk;
   }

@@ -62,6 +62,7 @@ class HostBackend final : public Backend {
       std::memcpy(out->data, &d, sizeof d);
     } else {
       out->kind = kCma;
+      out->flags = kRegionReachedByCopy;
       out->offset = reinterpret_cast<uint64_t>(ptr);
     }
     return kOk;

@@ -96,7 +96,24 @@ void accumulate_dispatch(void *dst, const void *src, uint64_t bytes, uint8_t dty
   }
 }
 
+void lock(uint64_t addr) {
+  std::atomic_ref<uint64_t> word(*reinterpret_cast<uint64_t *>(addr));
+  for (unsigned spin = 0;; ++spin) {
+    uint64_t expected = 0;
+    if (word.compare_exchange_weak(expected, 1, std::memory_order_acquire)) return;
+    if (spin > 64) sched_yield();
+  }
+}
+
 bool run_op(const Item &it, std::string *why) {
+  if (it.kind == work::kLockAcquire) {
+    lock(it.a);
+    return true;
+  }
+  if (it.kind == work::kLockRelease) {
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(it.a)).store(0, std::memory_order_release);
+    return true;
+  }
   void *dst = reinterpret_cast<void *>(it.a);
   const void *src = reinterpret_cast<const void *>(it.b);
   if (it.kind == work::kCopy) {
@@ -106,7 +123,7 @@ bool run_op(const Item &it, std::string *why) {
     return true;
   }
   if (it.flags & work::kDstRemoteCma) {
-    // Read-modify-write through cross-memory attach: atomic per element only against this origin.
+    // Read-modify-write through cross-memory attach, under the target's accumulate lock.
     std::vector<char> tmp(it.bytes);
     if (!cma_transfer(false, it.peer, tmp.data(), it.a, it.bytes, why)) return false;
     accumulate_dispatch(tmp.data(), src, it.bytes, it.dtype, it.op, false);
@@ -122,6 +139,10 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why) {
     uint64_t seen = 0;
     if (!wait_item(it, list.watchdog_ns, &seen)) {
       *report = WatchdogReport{list.window_id, it.peer, it.dtype, it.b, seen};
+      // The epoch's data and signals are skipped, but the list has run: counters advance.
+      for (const Item &sig : list.signals)
+        if (sig.flags & work::kSignalAdd)
+          std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(sig.a)).fetch_add(sig.b, std::memory_order_release);
       return kErrTimeout;
     }
   }

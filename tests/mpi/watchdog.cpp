@@ -1,0 +1,187 @@
+// MPIX_ST_WATCHDOG_MS (300 in ctest): a wait for a signal that never comes reports an error within
+// a few seconds instead of hanging, names what it waited for, and the program can still finish.
+// Ranks 0 and 1 take part (other ranks only join the collective calls).
+//  A. host-driven MPI_Win_complete toward a target that has not posted: MPI_ERR_OTHER; after the
+//     target posts, MPI_Win_complete again succeeds and the data arrives;
+//  B. host-driven MPI_Win_wait for an origin that has not completed: the same, the other way;
+//  C. stream-triggered: rank 0 starts and completes toward rank 1, which never posts: rank 0's
+//     stream synchronisation fails, naming window rank 1 and the post; rank 1's window is untouched;
+//  D. stream-triggered: rank 1 posts and waits for rank 0, which never starts: rank 1's
+//     synchronisation fails, naming window rank 0 and the complete;
+//  then the stream works again, and the windows of C and D can be freed (nothing of theirs is still
+//  queued: the timed-out operations were dropped).
+#include "test_common.h"
+
+using namespace mt;
+
+namespace {
+
+constexpr double kMaxReport = 10.0;  // seconds: generous for a 300 ms watchdog on a loaded machine
+
+// The error a stream-triggered wait reported: host backend, at synchronisation; CUDA, at the
+// library call after it (the kernel gives up and the stream completes).
+int stream_error_rc(void *s, MPI_Win win) {
+#ifdef MPIX_TEST_CUDA
+  xdev::stream_sync(s);
+  return MPIX_Win_wait_stream(win, s);  // no exposure epoch: only the pending watchdog error can come out
+#else
+  (void)win;
+  return stream_sync_rc(s);
+#endif
+}
+
+void host_complete_without_post(WinKind kind) {
+  g_context = fmt("%s: host-driven MPI_Win_complete, target not posted", kind_name(kind));
+  TestWin w = make_window(kind, 64);
+  Group zero({0}), one({1});
+  DevBuf src(64);
+  src.upload(pattern(64, key(0xa, 0)));
+  if (g_rank == 0) {
+    MT_OK(MPI_Win_start(one, 0, w.win));
+    MT_OK(MPI_Put(src.p, 64, MPI_BYTE, 1, 0, 64, MPI_BYTE, w.win));
+    const double t0 = now_s();
+    const int rc = MPI_Win_complete(w.win);
+    const double took = now_s() - t0;
+    std::string m = MT_EXPECT_ERROR(rc, MPI_ERR_OTHER);
+    MT_CHECKF(contains(m, "watchdog") && contains(m, "MPI_Win_post"), "message: \"%s\"", m.c_str());
+    MT_CHECKF(took < kMaxReport, "MPI_Win_complete took %.1f s to report", took);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 1) {
+    MT_OK(MPI_Win_post(zero, 0, w.win));
+    MT_OK(MPI_Win_wait(w.win));
+    auto got = read_device(w.base, 64);
+    auto want = pattern(64, key(0xa, 0));
+    MT_SAME_BYTES(got.data(), want.data(), 64, "data of the retried epoch");
+  }
+  if (g_rank == 0) MT_OK(MPI_Win_complete(w.win));  // the epoch is still open: complete it now
+  free_window(w);
+}
+
+void host_wait_without_complete(WinKind kind) {
+  g_context = fmt("%s: host-driven MPI_Win_wait, origin not completed", kind_name(kind));
+  TestWin w = make_window(kind, 64);
+  Group zero({0}), one({1});
+  DevBuf src(64);
+  src.upload(pattern(64, key(0xb, 0)));
+  if (g_rank == 1) {
+    MT_OK(MPI_Win_post(zero, 0, w.win));
+    const double t0 = now_s();
+    const int rc = MPI_Win_wait(w.win);
+    const double took = now_s() - t0;
+    std::string m = MT_EXPECT_ERROR(rc, MPI_ERR_OTHER);
+    MT_CHECKF(contains(m, "watchdog") && contains(m, "MPI_Win_complete"), "message: \"%s\"", m.c_str());
+    MT_CHECKF(took < kMaxReport, "MPI_Win_wait took %.1f s to report", took);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 0) {
+    MT_OK(MPI_Win_start(one, 0, w.win));
+    MT_OK(MPI_Put(src.p, 64, MPI_BYTE, 1, 0, 64, MPI_BYTE, w.win));
+    MT_OK(MPI_Win_complete(w.win));
+  }
+  if (g_rank == 1) {
+    MT_OK(MPI_Win_wait(w.win));
+    auto got = read_device(w.base, 64);
+    auto want = pattern(64, key(0xb, 0));
+    MT_SAME_BYTES(got.data(), want.data(), 64, "data of the epoch after the retried wait");
+  }
+  free_window(w);
+}
+
+// C: returns the window, to be freed at the end.
+TestWin stream_complete_without_post(WinKind kind, void *s) {
+  g_context = fmt("%s: stream-triggered complete, target never posts", kind_name(kind));
+  TestWin w = make_window(kind, 64);
+  Group one({1});
+  DevBuf src(64);
+  xdev::fill(src.p, 0x77, 64);
+  if (g_rank == 0) {
+    MT_OK(MPI_Win_start(one, MPIX_MODE_STREAM, w.win));
+    MT_OK(MPI_Put(src.p, 64, MPI_BYTE, 1, 0, 64, MPI_BYTE, w.win));
+    MT_OK(MPIX_Win_complete_stream(w.win, s));  // only enqueues
+    const double t0 = now_s();
+    const int rc = stream_error_rc(s, w.win);
+    const double took = now_s() - t0;
+    std::string m = MT_EXPECT_ERROR(rc, MPI_ERR_OTHER);
+    MT_CHECKF(contains(m, "watchdog") && contains(m, "window rank 1") && contains(m, "post"),
+              "message does not name the post of window rank 1: \"%s\"", m.c_str());
+    MT_CHECKF(took < kMaxReport, "the watchdog error took %.1f s to come", took);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 1) {
+    auto got = read_device(w.base, 64);
+    std::vector<uint8_t> zeros(64, 0);
+    MT_SAME_BYTES(got.data(), zeros.data(), 64, "window of the rank that never posted (untouched)");
+  }
+  return w;
+}
+
+// D: returns the window, to be freed at the end.
+TestWin stream_wait_without_complete(WinKind kind, void *s) {
+  g_context = fmt("%s: stream-triggered wait, origin never starts", kind_name(kind));
+  TestWin w = make_window(kind, 64);
+  Group zero({0});
+  if (g_rank == 1) {
+    MT_OK(MPIX_Win_post_stream(zero, w.win, s));
+    MT_OK(MPIX_Win_wait_stream(w.win, s));
+    const double t0 = now_s();
+    const int rc = stream_error_rc(s, w.win);
+    const double took = now_s() - t0;
+    std::string m = MT_EXPECT_ERROR(rc, MPI_ERR_OTHER);
+    MT_CHECKF(contains(m, "watchdog") && contains(m, "window rank 0") && contains(m, "complete"),
+              "message does not name the complete of window rank 0: \"%s\"", m.c_str());
+    MT_CHECKF(took < kMaxReport, "the watchdog error took %.1f s to come", took);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return w;
+}
+
+// The stream and the library work after the errors: a stream-triggered ring epoch.
+void still_works(WinKind kind, void *s) {
+  g_context = fmt("%s: a ring epoch after the watchdog errors", kind_name(kind));
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  TestWin w = make_window(kind, 64);
+  Group to_right({right}), from_left({left});
+  DevBuf src(64);
+  src.upload(pattern(64, key(0xd, static_cast<uint64_t>(g_rank))));
+  MT_OK(MPIX_Win_post_stream(from_left, w.win, s));
+  MT_OK(MPI_Win_start(to_right, MPIX_MODE_STREAM, w.win));
+  MT_OK(MPI_Put(src.p, 64, MPI_BYTE, right, 0, 64, MPI_BYTE, w.win));
+  MT_OK(MPIX_Win_complete_stream(w.win, s));
+  MT_OK(MPIX_Win_wait_stream(w.win, s));
+  MT_SYNC(s);
+  auto got = read_device(w.base, 64);
+  auto want = pattern(64, key(0xd, static_cast<uint64_t>(left)));
+  MT_SAME_BYTES(got.data(), want.data(), 64, "ring epoch data");
+  free_window(w);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  init(&argc, &argv, "watchdog");
+  {
+    void *s = stream_create();
+    std::vector<TestWin> stuck;
+    for (WinKind kind : kAllKinds) {
+      host_complete_without_post(kind);
+      host_wait_without_complete(kind);
+      stuck.push_back(stream_complete_without_post(kind, s));
+      stuck.push_back(stream_wait_without_complete(kind, s));
+      still_works(kind, s);
+    }
+    // The timed-out operations were dropped and the streams are idle: the windows must free.
+    for (TestWin &w : stuck) {
+      g_context = fmt("%s: MPI_Win_free after a watchdog error", kind_name(w.kind));
+      const double t0 = now_s();
+      const int rc = MPI_Win_free(&w.win);
+      MT_CHECKF(rc == MPI_SUCCESS,
+                "MPI_Win_free of a window whose stream operation timed out failed after %.1f s: %s (%s); the "
+                "window cannot be freed (MPI_Finalize may then fail too)",
+                now_s() - t0, class_name(error_class(rc)), error_string(rc).c_str());
+      if (rc == MPI_SUCCESS && w.own_memory) xdev::free(w.base);
+    }
+    stream_destroy(s);
+  }
+  return finish();
+}
