@@ -7,24 +7,11 @@
 #                                   a 2x2x1 periodic grid, ranks spread over the GPUs
 # Usage: scripts/faces.sh [--build-only]
 #   BUILD_DIR=...         build elsewhere (default build-faces)
-#   FACES_SKIP_INSTALL=1  use the tools on PATH as they are (machines that are not Debian)
+#   MPIX_ST_SKIP_INSTALL=1  use the tools on PATH as they are (machines that are not Debian)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build-faces}
 
-install_missing() {
-  [ "${FACES_SKIP_INSTALL:-0}" = 1 ] && return
-  local missing=()
-  for pkg in build-essential cmake ninja-build mpich libmpich-dev doctest-dev; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-  done
-  [ ${#missing[@]} -eq 0 ] && return
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo=sudo
-  echo "faces.sh: installing ${missing[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
-}
 
 gpu_count() {
   command -v nvidia-smi >/dev/null 2>&1 || { echo 0; return; }
@@ -44,7 +31,7 @@ for d in nvidia.nccl.__path__:
 PY
 }
 
-install_missing
+scripts/setup.sh
 cmake_args=(-S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release)
 root=$(nccl_root)
 [ -n "$root" ] && cmake_args+=("-DNCCL_ROOT=$root")
