@@ -92,7 +92,9 @@ template <int N>
 __global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
   // A wait the watchdog ended skips the epoch's data and stores; its counting signals (the
   // window's retire count) still run, so the host sees the list as finished.
-  const bool waited = wait_flags(p);
+  const bool waited =
+      wait_flags(p) && !((p.h.bits & mpix::work::kSkipIfWatchdogFired) &&
+                         reinterpret_cast<volatile mpix::work::WatchdogMailbox *>(p.h.mailbox_addr)->fired);
   const uint64_t tid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const uint64_t nthreads = uint64_t(gridDim.x) * blockDim.x;
   const int first = p.h.nwait, end_ops = p.h.nwait + p.h.ncopy;
@@ -108,7 +110,7 @@ __global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
         default: accumulate<double, unsigned long long>(it, tid, nthreads); break;
       }
       // Ordered lists run as one block: a block barrier orders this accumulate before the next.
-      if (p.h.ordered) {
+      if (p.h.bits & mpix::work::kOrdered) {
         mpix_fence_sys();
         __syncthreads();
       }

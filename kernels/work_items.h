@@ -48,9 +48,14 @@ static_assert(sizeof(Item) == 32, "Item is part of the kernel parameter layout")
 constexpr int kItemsPerLaunch = 120;
 constexpr int kLaunchCapacities[] = {4, 16, 40, kItemsPerLaunch};
 
+enum LaunchBits : uint16_t {
+  kOrdered = 1,            // accumulates apply in list order (MPI's default accumulate ordering)
+  kSkipIfWatchdogFired = 2,  // the rest of a list whose first launch may have timed out
+};
+
 struct LaunchHeader {
   uint16_t nwait, ncopy, nsignal;
-  uint16_t ordered;        // accumulates must apply in list order (MPI's default accumulate ordering)
+  uint16_t bits;           // LaunchBits
   uint32_t window_id;      // diagnostics
   uint32_t ticket_expect;  // multi-block launches: ticket value the last block observes
   uint64_t watchdog_ns;    // 0: wait forever

@@ -111,8 +111,9 @@ Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
   int mine = (size == 0 || device_memory) && !info_says_false(info, "mpix_st") ? 1 : 0, managed = 0;
   PMPI_Allreduce(&mine, &managed, 1, MPI_INT, MPI_LAND, comm);
 
-  // The underlying MPI gets a zero-size stand-in for device memory it cannot touch.
-  const bool stub = managed && device_memory && std::strcmp(be.name(), "host") != 0 && !config().mpi_gpu_aware;
+  // The underlying MPI gets a zero-size stand-in for device memory it cannot touch, managed or not
+  // (MPICH over UCX without GPU support hangs at finalize on device memory it registered).
+  const bool stub = device_memory && std::strcmp(be.name(), "host") != 0 && !config().mpi_gpu_aware;
   int rc = PMPI_Win_create(stub ? nullptr : base, stub ? 0 : size, disp_unit, info, comm, win);
   if (rc != MPI_SUCCESS) return fail(rc, "the underlying MPI_Win_create failed");
   if (!managed) return ok();

@@ -38,6 +38,7 @@ class DeviceBackend final : public Backend {
     bytes_per_block_ = env_u64("MPIX_ST_COPY_BLOCK_KIB", 64) * 1024;
     if (max_blocks_ < 1) max_blocks_ = 1;
     if (bytes_per_block_ == 0) bytes_per_block_ = 64 * 1024;
+    copy_engine_bytes_ = env_u64("MPIX_ST_COPY_ENGINE_MIB", 128) << 20;  // 0: never
     if (gpuHostAlloc(reinterpret_cast<void **>(&mailbox_), sizeof *mailbox_, gpuHostAllocMapped) != gpuSuccess ||
         MPIX_GPU(Malloc)(reinterpret_cast<void **>(&tickets_), kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(Memset)(tickets_, 0, kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
@@ -128,7 +129,30 @@ class DeviceBackend final : public Backend {
     *r = MappedRegion{};
   }
 
-  int enqueue(void *stream, const WorkList &list) override { return launch_all(stream, list, true); }
+  // Copies of at least MPIX_ST_COPY_ENGINE_MIB ride the copy engine: the list becomes a kernel for
+  // its waits and other work, the engine copies, and a kernel for its signals. Below that size one
+  // merged kernel is cheaper (one enqueue instead of three).
+  int enqueue(void *stream, const WorkList &list) override {
+    if (copy_engine_bytes_ == 0 || !has_large_copy(list)) return launch_all(stream, list, true);
+    WorkList head, tail;
+    head.window_id = tail.window_id = list.window_id;
+    head.watchdog_ns = tail.watchdog_ns = list.watchdog_ns;
+    head.waits = list.waits;
+    std::vector<const work::Item *> large;
+    for (const work::Item &it : list.ops) {
+      if (is_large_copy(it)) large.push_back(&it);
+      else head.ops.push_back(it);
+    }
+    tail.signals = list.signals;
+    if (int st = launch_all(stream, head, true)) return st;
+    for (const work::Item *it : large) {
+      gpuError_t e = MPIX_GPU(MemcpyAsync)(reinterpret_cast<void *>(it->a), reinterpret_cast<const void *>(it->b),
+                                           it->bytes, MPIX_GPU(MemcpyDeviceToDevice), static_cast<gpuStream_t>(stream));
+      if (int st = check(e, "copy-engine put")) return st;
+      ++launches_;
+    }
+    return launch_all(stream, tail, true, work::kSkipIfWatchdogFired);
+  }
 
   int execute(const WorkList &list) override {
     if (int st = launch_all(internal_, list, false)) return st;
@@ -161,6 +185,13 @@ class DeviceBackend final : public Backend {
   uint64_t stream_ops_enqueued() const override { return launches_.load(); }
 
  private:
+  bool is_large_copy(const work::Item &it) const { return it.kind == work::kCopy && it.bytes >= copy_engine_bytes_; }
+  bool has_large_copy(const WorkList &list) const {
+    for (const work::Item &it : list.ops)
+      if (is_large_copy(it)) return true;
+    return false;
+  }
+
   struct Mapping {
     void *base;
     int refs;
@@ -169,7 +200,7 @@ class DeviceBackend final : public Backend {
   // Splits the list into launches of at most kItemsPerLaunch items, preserving the order
   // waits < ops < signals; a list that fits (every Faces exchange does) is one launch.
   // `user_stream`: counts toward stream_ops_enqueued() (host-driven work on the internal stream does not).
-  int launch_all(void *stream, const WorkList &list, bool user_stream) {
+  int launch_all(void *stream, const WorkList &list, bool user_stream, uint16_t bits = 0) {
     // MPI orders accumulates of one origin by default: a list holding several runs each launch as
     // one block that applies them in order (see the kernel); the launches of a list that needs
     // more than one run in stream order, which keeps them ordered across launches too.
@@ -197,7 +228,7 @@ class DeviceBackend final : public Backend {
         if (index < v.size()) break;  // this launch is full; the rest goes in the next
       }
       if (n == 0) break;
-      p.h.ordered = ordered;
+      p.h.bits = bits | (ordered ? work::kOrdered : 0);
       int blocks = ordered ? 1
                            : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, bytes / bytes_per_block_)));
       if (blocks > 1 && p.h.nsignal > 0) {
@@ -236,6 +267,7 @@ class DeviceBackend final : public Backend {
   int device_ = 0;
   int max_blocks_ = 64;
   uint64_t bytes_per_block_ = 64 * 1024;
+  uint64_t copy_engine_bytes_ = 128ull << 20;
   work::WatchdogMailbox *mailbox_ = nullptr;  // host-mapped, written by a timed-out wait
   uint32_t *tickets_ = nullptr;               // block-completion counters of multi-block launches
   std::vector<uint32_t> ticket_totals_;
