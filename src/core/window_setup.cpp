@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "../topo/locality.h"
 #include "config.h"
 #include "epochs.h"
 #include "window.h"
@@ -23,8 +24,7 @@ struct PeerRecord {
   uint64_t bytes;
   int32_t disp_unit;
   int32_t pid;
-  int32_t node;  // lowest window rank on the same node
-  int32_t pad;
+  topo::Locality where;
 };
 
 bool info_says_false(MPI_Info info, const char *key) {
@@ -33,16 +33,6 @@ bool info_says_false(MPI_Info info, const char *key) {
   int flag = 0;
   PMPI_Info_get(info, key, sizeof value - 1, value, &flag);
   return flag && (std::strcmp(value, "false") == 0 || std::strcmp(value, "0") == 0);
-}
-
-int node_leader(MPI_Comm comm) {
-  MPI_Comm node;
-  PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int rank, leader;
-  PMPI_Comm_rank(comm, &rank);
-  PMPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, node);
-  PMPI_Comm_free(&node);
-  return leader;
 }
 
 void release_mappings(Window &w) {
@@ -67,7 +57,7 @@ Result map_peers(Window &w) {
   mine.bytes = w.bytes;
   mine.disp_unit = w.disp_unit;
   mine.pid = static_cast<int32_t>(getpid());
-  mine.node = node_leader(w.comm);
+  mine.where = topo::locate(w.comm, config().vnode_size);
   Result r;
   if (w.bytes > 0 && be.export_region(w.base, w.bytes, &mine.data)) r = backend_failure("window memory export");
   if (!r && be.export_region(w.flags, Window::flag_slots(w.size) * sizeof(uint64_t), &mine.flags))
@@ -81,7 +71,7 @@ Result map_peers(Window &w) {
     peer.pid = all[p].pid;
     peer.disp_unit = all[p].disp_unit;
     peer.bytes = all[p].bytes;
-    peer.node_local = all[p].node == mine.node;
+    peer.node_local = all[p].where.same_node_as(mine.where);
     peer.accumulate_lock = all[p].data.flags & gpu::kRegionReachedByCopy;
     if (p == w.rank) {
       peer.data.base = static_cast<char *>(w.base);
