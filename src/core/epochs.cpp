@@ -19,6 +19,29 @@ const char *mode_name(EpochMode m) {
   return m == EpochMode::stream ? "stream-triggered" : m == EpochMode::host ? "host-driven" : "no";
 }
 
+// How error messages name an epoch kind's calls.
+struct EpochNames {
+  const char *kind, *opener;
+  const char *host_open, *stream_open;    // how each mode opens it
+  const char *host_close, *stream_close;  // and closes it
+};
+constexpr EpochNames kAccessNames{"an access", "MPI_Win_start", "MPI_Win_start without MPIX_MODE_STREAM",
+                                  "MPIX_MODE_STREAM", "MPI_Win_complete", "MPIX_Win_complete_stream"};
+constexpr EpochNames kExposureNames{"an exposure", "post", "MPI_Win_post", "MPIX_Win_post_stream", "MPI_Win_wait",
+                                    "MPIX_Win_wait_stream"};
+
+// A closing call must find an open epoch of its own mode.
+Result check_closing(EpochMode open, bool stream_mode, const EpochNames &n) {
+  const char *call = stream_mode ? n.stream_close : n.host_close;
+  if (open == EpochMode::none)
+    return fail(MPI_ERR_RMA_SYNC, std::string(call) + " without " + n.kind + " epoch (missing " + n.opener + ")");
+  if (open != (stream_mode ? EpochMode::stream : EpochMode::host))
+    return fail(MPI_ERR_RMA_SYNC, std::string("the epoch was opened ") + mode_name(open) + " (" +
+                                      (stream_mode ? n.host_open : n.stream_open) + "): close it with " +
+                                      (stream_mode ? n.host_close : n.stream_close) + ", not " + call);
+  return ok();
+}
+
 Result translate_group(const Window &w, MPI_Group group, std::vector<int> *ranks) {
   if (group == MPI_GROUP_NULL) return fail(MPI_ERR_GROUP, "group is MPI_GROUP_NULL");
   int n = 0;
@@ -169,15 +192,7 @@ Result start(Window &w, MPI_Group group, int assert_bits) {
 
 Result complete(Window &w, void *stream, bool stream_mode) {
   AccessEpoch &a = w.access;
-  const EpochMode want = stream_mode ? EpochMode::stream : EpochMode::host;
-  if (a.mode == EpochMode::none)
-    return fail(MPI_ERR_RMA_SYNC, std::string(stream_mode ? "MPIX_Win_complete_stream" : "MPI_Win_complete") +
-                                      " without an access epoch (missing MPI_Win_start)");
-  if (a.mode != want)
-    return fail(MPI_ERR_RMA_SYNC, std::string("the access epoch was opened ") + mode_name(a.mode) +
-                                      (stream_mode ? " (MPI_Win_start without MPIX_MODE_STREAM): close it with "
-                                                     "MPI_Win_complete"
-                                                   : " (MPIX_MODE_STREAM): close it with MPIX_Win_complete_stream"));
+  if (Result r = check_closing(a.mode, stream_mode, kAccessNames)) return r;
   const bool nocheck = a.assert_bits & MPI_MODE_NOCHECK;
   thread_local gpu::WorkList list;
   list.clear();
@@ -207,14 +222,7 @@ Result complete(Window &w, void *stream, bool stream_mode) {
 
 Result wait(Window &w, void *stream, bool stream_mode) {
   ExposureEpoch &e = w.exposure;
-  const EpochMode want = stream_mode ? EpochMode::stream : EpochMode::host;
-  if (e.mode == EpochMode::none)
-    return fail(MPI_ERR_RMA_SYNC, std::string(stream_mode ? "MPIX_Win_wait_stream" : "MPI_Win_wait") +
-                                      " without an exposure epoch (missing post)");
-  if (e.mode != want)
-    return fail(MPI_ERR_RMA_SYNC, std::string("the exposure epoch was opened ") + mode_name(e.mode) +
-                                      (stream_mode ? " (MPI_Win_post): close it with MPI_Win_wait"
-                                                   : " (MPIX_Win_post_stream): close it with MPIX_Win_wait_stream"));
+  if (Result r = check_closing(e.mode, stream_mode, kExposureNames)) return r;
   if (stream_mode) {
     thread_local gpu::WorkList list;
     list.clear();

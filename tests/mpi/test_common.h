@@ -421,4 +421,22 @@ inline int wait_rc(Mode m, MPI_Win w, void *s) {
 #define MT_COMPLETE(m, w, s) MT_OK(::mt::complete_rc((m), (w), (s)))
 #define MT_WAIT(m, w, s) MT_OK(::mt::wait_rc((m), (w), (s)))
 
+// One PSCW epoch in the ring (64 bytes to the right neighbour at offset `off`), checked on arrival.
+// `tag` makes the data unique.
+inline void pscw_ring(Mode mode, TestWin &w, void *s, uint64_t tag, size_t off) {
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  Group to_right({right}), from_left({left});
+  DevBuf src(64);
+  src.upload(pattern(64, key(tag, static_cast<uint64_t>(g_rank))));
+  MT_POST(mode, from_left, w.win, s);
+  MT_START(mode, to_right, w.win);
+  MT_OK(MPI_Put(src.p, 64, MPI_BYTE, right, static_cast<MPI_Aint>(off), 64, MPI_BYTE, w.win));
+  MT_COMPLETE(mode, w.win, s);
+  MT_WAIT(mode, w.win, s);
+  if (mode == Mode::stream) MT_SYNC(s);
+  auto want = pattern(64, key(tag, static_cast<uint64_t>(left)));
+  auto got = read_device(w.base + off, 64);
+  MT_SAME_BYTES(got.data(), want.data(), 64, fmt("%s epoch at offset %zu", mode_name(mode), off));
+}
+
 }  // namespace mt
