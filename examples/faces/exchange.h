@@ -16,6 +16,7 @@ struct Context {
   void *stream;    // the rank's stream (cudaStream_t or MPIX_Host_stream)
   MPI_Comm comm;   // ranks of the grid
   bool interior;   // run the interior sum in every exchange (nshare > 0)
+  int sync_every;  // st: synchronise the stream every this many exchanges (0: at the end only)
 };
 
 class Exchange {

@@ -2,6 +2,8 @@
 // pack, puts, complete, wait and unpack in order, and the host synchronises once per block.
 #include <mpix/mpix_st.h>
 
+#include <string>
+
 #include "exchange.h"
 #include "neighbour_window.h"
 #include "xdev.h"
@@ -13,7 +15,11 @@ class StExchange final : public Exchange {
  public:
   explicit StExchange(const Context &c) : c_(c), buffers_(c.plan), window_(c, buffers_.recv) {}
 
-  std::string detail() const override { return "MPIX_Win_*_stream, one synchronisation per block"; }
+  std::string detail() const override {
+    if (c_.sync_every > 0)
+      return "MPIX_Win_*_stream, a synchronisation every " + std::to_string(c_.sync_every) + " exchanges";
+    return "MPIX_Win_*_stream, one synchronisation per block";
+  }
 
   void run(int count) override {
     for (int it = 0; it < count; ++it) {
@@ -26,6 +32,8 @@ class StExchange final : public Exchange {
       MPIX_Win_complete_stream(window_.win(), c_.stream);
       MPIX_Win_wait_stream(window_.win(), c_.stream);
       enqueue_after_transfer(c_, buffers_.recv);
+      // Application-level throttling: bounds the triggered operations in flight.
+      if (c_.sync_every > 0 && (it + 1) % c_.sync_every == 0) xdev::stream_sync(c_.stream);
     }
     xdev::stream_sync(c_.stream);
   }

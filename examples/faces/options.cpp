@@ -26,6 +26,7 @@ bool check_numbers(const Options &o, std::string *error) {
   else if (o.niface < 1 || o.niel < 1) *error = "niface and niel must be at least 1";
   else if (o.nshare == 0) *error = "nshare must not be 0 (negative: no interior sum)";
   else if (o.ranks_per_gpu < 1) *error = "--ranks-per-gpu must be at least 1";
+  else if (o.throttle_sync < 0) *error = "--throttle-sync must not be negative";
   else return true;
   return false;
 }
@@ -33,8 +34,10 @@ bool check_numbers(const Options &o, std::string *error) {
 }  // namespace
 
 const char *usage() {
-  return "usage: faces [--mode p2p|rma|st|nccl|all] [--periodic] [--ranks-per-gpu K] [--json FILE]\n"
-         "             lx ly lz mx my mz n niface niel nshare\n"
+  return "usage: faces [--mode p2p|rma|st|nccl|all] [--periodic] [--ranks-per-gpu K] [--throttle-sync K]\n"
+         "             [--json FILE] lx ly lz mx my mz n niface niel nshare\n"
+         "  --throttle-sync K  st: synchronise the stream every K exchanges (application-level\n"
+         "              throttling of triggered operations); 0: once per timed block\n"
          "  lx ly lz    rank grid (x fastest); the run needs lx*ly*lz ranks\n"
          "  mx my mz n  elements per rank and points per element edge\n"
          "  niface      passes that build buffers and windows\n"
@@ -59,6 +62,11 @@ bool parse_options(int argc, char **argv, Options *o, std::string *error) {
     } else if (std::strcmp(arg, "--ranks-per-gpu") == 0 && has_value) {
       if (!to_int(argv[++a], &o->ranks_per_gpu)) {
         *error = "--ranks-per-gpu needs an integer";
+        return false;
+      }
+    } else if (std::strcmp(arg, "--throttle-sync") == 0 && has_value) {
+      if (!to_int(argv[++a], &o->throttle_sync)) {
+        *error = "--throttle-sync needs an integer";
         return false;
       }
     } else if (std::strcmp(arg, "--json") == 0 && has_value) {

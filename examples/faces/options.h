@@ -1,4 +1,5 @@
-// Command line: [--mode p2p|rma|st|nccl|all] [--periodic] [--ranks-per-gpu K] [--json FILE]
+// Command line: [--mode p2p|rma|st|nccl|all] [--periodic] [--ranks-per-gpu K] [--throttle-sync K]
+//               [--json FILE]
 //               lx ly lz mx my mz n niface niel nshare
 #pragma once
 #include <string>
@@ -12,6 +13,7 @@ struct Options {
   std::string mode = "st";   // as given; "all" expands to every available mode
   bool periodic = false;
   int ranks_per_gpu = 1;
+  int throttle_sync = 0;     // st: synchronise the stream every K exchanges (0: once per block)
   std::string json;          // empty: no JSON file
   Vec3 ranks{};              // lx ly lz
   Vec3 elements{};           // mx my mz

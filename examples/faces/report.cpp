@@ -90,7 +90,7 @@ bool write_json(const std::string &path, const RunInfo &run, const std::vector<M
   j << "  \"config\": {\"ranks\": " << run.ranks << ", \"grid\": " << triple(o.ranks)
     << ", \"periodic\": " << (o.periodic ? "true" : "false") << ", \"elements\": " << triple(o.elements)
     << ", \"n\": " << o.n << ", \"niface\": " << o.niface << ", \"niel\": " << o.niel << ", \"nshare\": " << o.nshare
-    << ", \"interior\": " << (o.interior() ? "true" : "false") << ", \"ranks_per_gpu\": " << o.ranks_per_gpu
+    << ", \"interior\": " << (o.interior() ? "true" : "false") << ", \"ranks_per_gpu\": " << o.ranks_per_gpu << ", \"throttle_sync\": " << o.throttle_sync
     << ", \"mode\": " << quoted(o.mode) << "},\n";
   j << "  \"versions\": {\"mpix_st\": \"" << MPIX_ST_VERSION_MAJOR << "." << MPIX_ST_VERSION_MINOR
     << "\", \"backend\": " << quoted(run.backend) << ", \"mpi_library\": " << quoted(run.mpi_library)
