@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "config.h"
+#include "remote_epochs.h"
 
 namespace mpix::core {
 namespace {
@@ -53,9 +54,9 @@ Result translate_group(const Window &w, MPI_Group group, std::vector<int> *ranks
   for (int i = 0; i < n; ++i) {
     if ((*ranks)[i] == MPI_UNDEFINED)
       return fail(MPI_ERR_GROUP, "group member " + std::to_string(i) + " is not in the window's communicator");
-    if (!w.peers[(*ranks)[i]].node_local)
+    if (!w.peers[(*ranks)[i]].node_local && !w.remote)
       return fail(MPI_ERR_RANK, "window rank " + std::to_string((*ranks)[i]) +
-                                    " is on another node; this build reaches node-local peers only");
+                                    " is on another node, and the window has no inter-node transport");
   }
   return ok();
 }
@@ -154,8 +155,15 @@ Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stre
     for (int o : origins) ++w.completes_expected[o];
     thread_local gpu::WorkList list;
     list.clear();
-    for (int o : origins) list.signals.push_back(signal_item(w.post_flag_at(o), ++w.posts_sent[o]));
-    if (Result r = enqueue(w, stream, list)) {
+    std::vector<int> remote_origins;
+    for (int o : origins) {
+      ++w.posts_sent[o];
+      if (w.peers[o].node_local) list.signals.push_back(signal_item(w.post_flag_at(o), w.posts_sent[o]));
+      else remote_origins.push_back(o);
+    }
+    Result r = remote::post(w, remote_origins, list);
+    if (!r) r = enqueue(w, stream, list);
+    if (r) {
       for (int o : origins) --w.posts_sent[o], --w.completes_expected[o];
       return r;
     }
@@ -200,8 +208,15 @@ Result complete(Window &w, void *stream, bool stream_mode) {
   if (stream_mode) {
     if (!nocheck)
       for (int t : a.targets) list.waits.push_back(wait_item(w.post_flag_from(t), w.posts_expected[t], t, work::kWaitPost));
-    for (int t : a.targets) list.signals.push_back(signal_item(w.complete_flag_at(t), ++w.completes_sent[t]));
-    if (Result r = enqueue(w, stream, list)) {
+    std::vector<int> remote_targets;
+    for (int t : a.targets) {
+      ++w.completes_sent[t];
+      if (w.peers[t].node_local) list.signals.push_back(signal_item(w.complete_flag_at(t), w.completes_sent[t]));
+      else remote_targets.push_back(t);
+    }
+    Result r = remote::complete(w, remote_targets, list);
+    if (!r) r = enqueue(w, stream, list);
+    if (r) {
       for (int t : a.targets) --w.completes_sent[t];
       return r;
     }
@@ -213,6 +228,8 @@ Result complete(Window &w, void *stream, bool stream_mode) {
     gpu::Backend &be = gpu::backend();
     if (!list.ops.empty() && be.execute(list))
       return fail(MPI_ERR_OTHER, std::string("RMA data transfer failed: ") + be.last_error());
+    if (w.remote)
+      if (Result r = remote::complete_now(w)) return r;
     reap_sends(w.complete_sends);
     notify(w, a.targets, kTagComplete, &w.complete_sends);
   }

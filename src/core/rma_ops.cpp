@@ -85,6 +85,15 @@ Result record(Window &w, const RmaRequest &q) {
     return fail(MPI_ERR_RMA_RANGE, who + ": bytes [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) +
                                        ") lie outside rank " + std::to_string(q.target_rank) + "'s window of " +
                                        std::to_string(peer.bytes) + " bytes");
+  if (!peer.node_local) {
+    // Another node: puts become triggered operations when the epoch completes.
+    if (q.kind != RmaKind::put)
+      return fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                  who + " to a peer on another node is not supported yet (puts are); rank " +
+                      std::to_string(q.target_rank) + " is remote");
+    w.access.remote_puts.push_back(RemotePut{q.origin, bytes, q.target_rank, offset});
+    return ok();
+  }
   const uint64_t remote = reinterpret_cast<uint64_t>(peer.data.base) + offset;
   const uint64_t local = reinterpret_cast<uint64_t>(q.origin);
   it.bytes = bytes;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../gpu/backend.h"
+#include "../transport/ofi/fabric.h"
 #include "result.h"
 
 namespace mpix::core {
@@ -16,6 +17,7 @@ enum class EpochMode { none, stream, host };
 
 struct Peer {
   bool node_local = false;
+  int world_rank = 0;  // its fabric peer id
   int pid = 0;
   int disp_unit = 1;
   uint64_t bytes = 0;
@@ -24,12 +26,21 @@ struct Peer {
   bool accumulate_lock = false;  // its memory is reached by copying: accumulates take its lock
 };
 
+// A put to a peer on another node: a triggered operation, posted when the epoch completes.
+struct RemotePut {
+  const void *src;
+  uint64_t bytes;
+  int target;
+  uint64_t offset;
+};
+
 struct AccessEpoch {
   EpochMode mode = EpochMode::none;
   int assert_bits = 0;
   std::vector<int> targets;      // window ranks
   std::vector<uint8_t> in_group;  // by window rank: is it a target of this epoch
   std::vector<work::Item> ops;   // recorded puts, gets, accumulates (addresses already resolved)
+  std::vector<RemotePut> remote_puts;
 };
 
 struct ExposureEpoch {
@@ -39,10 +50,26 @@ struct ExposureEpoch {
   std::vector<MPI_Request> post_sends;  // host mode: the post notifications in flight
 };
 
+// The inter-node half of a window. Remote peers write our flags with chained triggered atomics
+// (one add per signal, so a slot counts its signals just as the IPC path stores the count).
+// The stream rings the doorbells; the doorbell agent adds each ring to the trigger counter.
+struct RemoteState {
+  ofi::Region data, flags;                               // our registrations
+  std::vector<ofi::RemoteRegion> peer_data, peer_flags;  // by window rank
+  ofi::Counter post_trigger, complete_trigger, host_trigger;
+  ofi::Counter put_done, signal_done;                    // completions
+  uint64_t doorbell[2] = {0, 0};                         // [0] post rings, [1] complete rings
+  uint64_t watch_ids[2] = {0, 0};
+  uint64_t post_rings = 0, complete_rings = 0, host_rings = 0;
+  uint64_t puts_posted = 0, signals_posted = 0;
+  uint64_t put_epochs = 0;  // complete epochs with remote puts: what remote_done_slot will reach
+};
+
 // Flag area of each rank: slot [t] holds the last post signal from target t, slot [size + o] the
 // last complete signal from origin o, slot [2 * size] counts the work lists run on streams, and
-// slot [2 * size + 1] is the accumulate lock of windows peers reach by copying. Epoch values only
-// grow, so slots are never reset.
+// slot [2 * size + 1] is the accumulate lock of windows peers reach by copying, and slot
+// [2 * size + 2] counts epochs whose puts to other nodes completed. Epoch values only grow, so
+// slots are never reset.
 class Window {
  public:
   MPI_Win handle = MPI_WIN_NULL;
@@ -56,6 +83,7 @@ class Window {
   bool memory_owned = false;  // made by MPI_Win_allocate through the backend
   uint64_t *flags = nullptr;
   std::vector<Peer> peers;
+  std::unique_ptr<RemoteState> remote;  // only when some peer is on another node
 
   // Monotonic epoch counters, by window rank.
   std::vector<uint64_t> posts_sent;          // post signals this rank stored to origin o
@@ -82,7 +110,9 @@ class Window {
   uint64_t *accumulate_lock_of(int target) const {
     return reinterpret_cast<uint64_t *>(peers[target].flags.base) + 2 * size + 1;
   }
-  static size_t flag_slots(int size) { return 2 * static_cast<size_t>(size) + 2; }
+  // Counts complete epochs whose puts to other nodes have completed (the NIC adds to it).
+  static size_t remote_done_slot(int size) { return 2 * static_cast<size_t>(size) + 2; }
+  static size_t flag_slots(int size) { return 2 * static_cast<size_t>(size) + 3; }
 };
 
 // Registry of managed windows.

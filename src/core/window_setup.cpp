@@ -12,6 +12,7 @@
 #include "../topo/locality.h"
 #include "config.h"
 #include "epochs.h"
+#include "remote_epochs.h"
 #include "window.h"
 
 namespace mpix::core {
@@ -25,6 +26,9 @@ struct PeerRecord {
   int32_t disp_unit;
   int32_t pid;
   topo::Locality where;
+  int32_t world_rank;
+  int32_t pad;
+  remote::Exchange fabric;  // registrations for peers on other nodes (empty without a transport)
 };
 
 bool info_says_false(MPI_Info info, const char *key) {
@@ -37,6 +41,7 @@ bool info_says_false(MPI_Info info, const char *key) {
 
 void release_mappings(Window &w) {
   gpu::Backend &be = gpu::backend();
+  if (w.remote) remote::detach(w);
   for (int p = 0; p < static_cast<int>(w.peers.size()); ++p) {
     if (p == w.rank) continue;
     be.release_region(&w.peers[p].data);
@@ -58,16 +63,21 @@ Result map_peers(Window &w) {
   mine.disp_unit = w.disp_unit;
   mine.pid = static_cast<int32_t>(getpid());
   mine.where = topo::locate(w.comm, config().vnode_size);
+  PMPI_Comm_rank(MPI_COMM_WORLD, &mine.world_rank);
   Result r;
   if (w.bytes > 0 && be.export_region(w.base, w.bytes, &mine.data)) r = backend_failure("window memory export");
   if (!r && be.export_region(w.flags, Window::flag_slots(w.size) * sizeof(uint64_t), &mine.flags))
     r = backend_failure("flag export");
+  ofi::Region fabric_data, fabric_flags;
+  if (!r) r = remote::register_window(w, &fabric_data, &fabric_flags, &mine.fabric);
   std::vector<PeerRecord> all(w.size);
   PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, w.comm);
 
   w.peers.assign(w.size, Peer{});
+  bool some_remote = false;
   for (int p = 0; p < w.size && !r; ++p) {
     Peer &peer = w.peers[p];
+    peer.world_rank = all[p].world_rank;
     peer.pid = all[p].pid;
     peer.disp_unit = all[p].disp_unit;
     peer.bytes = all[p].bytes;
@@ -78,15 +88,24 @@ Result map_peers(Window &w) {
       peer.flags.base = reinterpret_cast<char *>(w.flags);
       continue;
     }
-    if (!peer.node_local) continue;  // reached through the inter-node transport
+    if (!peer.node_local) {  // reached through the inter-node transport
+      some_remote = true;
+      continue;
+    }
     if (peer.bytes > 0 && be.import_region(all[p].data, peer.pid, &peer.data))
       r = backend_failure("mapping a peer's window memory");
     else if (be.import_region(all[p].flags, peer.pid, &peer.flags))
       r = backend_failure("mapping a peer's flags");
   }
+  if (!r && some_remote) {
+    std::vector<remote::Exchange> fabric(w.size);
+    for (int p = 0; p < w.size; ++p) fabric[p] = all[p].fabric;
+    r = remote::attach(w, fabric_data, fabric_flags, fabric);
+  }
+  if (!w.remote) remote::release_registrations(fabric_data, fabric_flags);
   int mine_ok = r ? 0 : 1, all_ok = 0;
   PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, w.comm);
-  if (!r && !all_ok) r = fail(MPI_ERR_WIN, "another rank could not map its peers' window memory");
+  if (!r && !all_ok) r = fail(MPI_ERR_WIN, "another rank could not set up its peers' window memory");
   return r;
 }
 
@@ -156,6 +175,7 @@ Result free_window(MPI_Win *win, bool *memory_owned, void **base) {
     r = fail(MPI_ERR_RMA_SYNC, "MPI_Win_free with an exposure epoch still open (call MPI_Win_wait / "
                                "MPIX_Win_wait_stream first)");
   if (!r) r = drain_notifications(*w);
+  if (!r && w->remote) r = remote::detach(*w);
   // Stream work on this window that has not run yet still uses its memory: let it drain.
   const auto start = std::chrono::steady_clock::now();
   while (!r && be.read_flag(w->retire_slot()) < w->stream_lists) {

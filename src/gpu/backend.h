@@ -33,10 +33,18 @@ struct MappedRegion {
 // An ordered list of work items (waits, then data operations, then signals) for one epoch call.
 struct WorkList {
   std::vector<work::Item> waits, ops, signals;
+  // Waits after the signals (a doorbell rung, then the network's completion awaited); counting
+  // signals (work::kSignalAdd) run after these. Host backend only so far.
+  std::vector<work::Item> trailing_waits;
   uint32_t window_id = 0;
   uint64_t watchdog_ns = 0;  // 0: waits never time out
-  bool empty() const { return waits.empty() && ops.empty() && signals.empty(); }
-  void clear() { waits.clear(); ops.clear(); signals.clear(); }
+  bool empty() const { return waits.empty() && ops.empty() && signals.empty() && trailing_waits.empty(); }
+  void clear() {
+    waits.clear();
+    ops.clear();
+    signals.clear();
+    trailing_waits.clear();
+  }
 };
 
 struct WatchdogReport {

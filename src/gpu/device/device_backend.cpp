@@ -133,6 +133,7 @@ class DeviceBackend final : public Backend {
   // its waits and other work, the engine copies, and a kernel for its signals. Below that size one
   // merged kernel is cheaper (one enqueue instead of three).
   int enqueue(void *stream, const WorkList &list) override {
+    if (!list.trailing_waits.empty()) return fail(kErrUnsupported, "trailing waits need the host backend");
     if (copy_engine_bytes_ == 0 || !has_large_copy(list)) return launch_all(stream, list, true);
     WorkList head, tail;
     head.window_id = tail.window_id = list.window_id;

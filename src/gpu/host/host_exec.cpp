@@ -132,33 +132,42 @@ bool run_op(const Item &it, std::string *why) {
   accumulate_dispatch(dst, src, it.bytes, it.dtype, it.op, true);
   return true;
 }
-}  // namespace
+// Counting signals (kSignalAdd) mark the list as run: they come last, also after a timeout.
+void count(const WorkList &list) {
+  for (const Item &sig : list.signals)
+    if (sig.flags & work::kSignalAdd)
+      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(sig.a)).fetch_add(sig.b, std::memory_order_release);
+}
 
-int run(const WorkList &list, WatchdogReport *report, std::string *why) {
-  for (const Item &it : list.waits) {
+bool wait_all(const std::vector<Item> &waits, const WorkList &list, WatchdogReport *report) {
+  for (const Item &it : waits) {
     uint64_t seen = 0;
     if (!wait_item(it, list.watchdog_ns, &seen)) {
       *report = WatchdogReport{list.window_id, it.peer, it.dtype, it.b, seen};
-      // The epoch's data and signals are skipped, but the list has run: counters advance.
-      for (const Item &sig : list.signals)
-        if (sig.flags & work::kSignalAdd)
-          std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(sig.a)).fetch_add(sig.b, std::memory_order_release);
-      return kErrTimeout;
+      return false;
     }
+  }
+  return true;
+}
+
+}  // namespace
+
+int run(const WorkList &list, WatchdogReport *report, std::string *why) {
+  // A wait the watchdog ends skips the rest of the epoch, but the list still counts as run.
+  if (!wait_all(list.waits, list, report)) {
+    count(list);
+    return kErrTimeout;
   }
   for (const Item &it : list.ops) {
     if (!run_op(it, why)) return kErrRuntime;
   }
-  if (list.signals.empty()) return kOk;
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  for (const Item &it : list.signals) {
-    std::atomic_ref<uint64_t> flag(*reinterpret_cast<uint64_t *>(it.a));
-    if (it.flags & work::kSignalAdd)
-      flag.fetch_add(it.b, std::memory_order_release);
-    else
-      flag.store(it.b, std::memory_order_release);
-  }
-  return kOk;
+  for (const Item &it : list.signals)
+    if (!(it.flags & work::kSignalAdd))
+      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(it.a)).store(it.b, std::memory_order_release);
+  const bool waited = wait_all(list.trailing_waits, list, report);
+  count(list);
+  return waited ? kOk : kErrTimeout;
 }
 
 }  // namespace mpix::gpu::host_exec

@@ -1,0 +1,27 @@
+// Interposed MPI_Init / MPI_Init_thread / MPI_Finalize: the inter-node transport is opened
+// collectively right after the MPI starts (only when some peers are on other nodes) and closed
+// right before it stops.
+#include <mpi.h>
+
+#include "../core/internode.h"
+
+extern "C" {
+
+int MPI_Init(int *argc, char ***argv) {
+  int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) mpix::core::internode::open_if_needed();
+  return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+  int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) mpix::core::internode::open_if_needed();
+  return rc;
+}
+
+int MPI_Finalize(void) {
+  mpix::core::internode::close();
+  return PMPI_Finalize();
+}
+
+}  // extern "C"

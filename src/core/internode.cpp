@@ -1,0 +1,168 @@
+#include "internode.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "../topo/locality.h"
+#include "config.h"
+
+namespace mpix::core::internode {
+namespace {
+
+struct State {
+  std::unique_ptr<ofi::Fabric> fabric;
+  std::unique_ptr<ofi::DoorbellAgent> agent;
+  std::unique_ptr<throttle::TriggeredBudget> budget;
+  std::unordered_map<uint64_t, std::pair<ofi::Counter, uint64_t>> batches;  // id -> completion
+  std::string error = "no peer is on another node";
+};
+
+State &state() {
+  static State s;
+  return s;
+}
+
+// Whether any two ranks of the job are on different (virtual) nodes.
+bool some_peer_remote() {
+  topo::Locality here = topo::locate(MPI_COMM_WORLD, config().vnode_size);
+  int size = 0;
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<topo::Locality> all(size);
+  PMPI_Allgather(&here, sizeof here, MPI_BYTE, all.data(), sizeof here, MPI_BYTE, MPI_COMM_WORLD);
+  for (const topo::Locality &l : all)
+    if (!l.same_node_as(here)) return true;
+  return false;
+}
+
+bool parse_throttle(throttle::Mode *mode, uint64_t *budget, std::string *why) {
+  const char *m = std::getenv("MPIX_ST_THROTTLE");
+  std::string name = m && *m ? m : "adaptive";
+  if (name == "app") *mode = throttle::Mode::app;
+  else if (name == "static") *mode = throttle::Mode::static_wait;
+  else if (name == "adaptive") *mode = throttle::Mode::adaptive;
+  else {
+    *why = "MPIX_ST_THROTTLE=" + name + " is not one of app, static, adaptive";
+    return false;
+  }
+  *budget = 0;
+  if (const char *b = std::getenv("MPIX_ST_TRIGGERED_OPS_MAX"); b && *b) {
+    char *end = nullptr;
+    long long v = std::strtoll(b, &end, 10);
+    if (!end || *end || v <= 0) {
+      *why = std::string("MPIX_ST_TRIGGERED_OPS_MAX=") + b + " must be a positive number of triggered operations";
+      return false;
+    }
+    *budget = static_cast<uint64_t>(v);
+  }
+  return true;
+}
+
+// Opens the fabric on this rank; every rank then takes part in the address exchange, so a rank
+// that failed cannot leave the others waiting.
+std::string open_local(State &s, throttle::Mode *mode, uint64_t *budget) {
+  std::string why;
+  if (!parse_throttle(mode, budget, &why)) return why;
+  ofi::Options options;
+  if (!ofi::options_from_env(&options, &why)) return why;
+  s.fabric = ofi::Fabric::open(options, &why);
+  if (!s.fabric) return "no libfabric provider could be opened: " + why;
+  return "";
+}
+
+}  // namespace
+
+void open_if_needed() {
+  if (!some_peer_remote()) return;
+  State &s = state();
+  throttle::Mode mode = throttle::Mode::adaptive;
+  uint64_t budget = 0;
+  std::string why = open_local(s, &mode, &budget);
+
+  std::vector<uint8_t> mine = why.empty() ? s.fabric->local_address() : std::vector<uint8_t>{};
+  int size = 0, len = static_cast<int>(mine.size()), ok = why.empty() ? 1 : 0, all_ok = 0;
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  std::vector<int> lens(size), displs(size);
+  PMPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  for (int r = 0; r < size; ++r) displs[r] = total, total += lens[r];
+  std::vector<uint8_t> bytes(total);
+  PMPI_Allgatherv(mine.data(), len, MPI_BYTE, bytes.data(), lens.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD);
+  if (!all_ok) {
+    s.error = why.empty() ? "the inter-node transport failed to open on another rank" : why;
+    s.fabric.reset();
+    return;
+  }
+  std::vector<std::vector<uint8_t>> addresses(size);
+  for (int r = 0; r < size; ++r) addresses[r].assign(bytes.begin() + displs[r], bytes.begin() + displs[r] + lens[r]);
+  if (!s.fabric->insert_peers(addresses)) {
+    s.error = "inserting peer addresses failed: " + s.fabric->last_error();
+    s.fabric.reset();
+    return;
+  }
+  // The budget: MPIX_ST_TRIGGERED_OPS_MAX, else what the provider says it can queue.
+  if (budget == 0) budget = s.fabric->triggered_op_limit();
+  if (budget == 0) budget = ofi::Options{}.max_pending_ops;
+  s.agent = std::make_unique<ofi::DoorbellAgent>(*s.fabric);
+  s.budget = std::make_unique<throttle::TriggeredBudget>(mode, budget, [&s](uint64_t id) {
+    auto it = s.batches.find(id);
+    if (it == s.batches.end()) return true;
+    if (s.fabric->read(it->second.first) >= it->second.second) {
+      s.batches.erase(it);
+      return true;
+    }
+    s.fabric->progress();  // a waiting host drives the provider (its fired triggers can stall)
+    if (s.fabric->read(it->second.first) < it->second.second) return false;
+    s.batches.erase(it);
+    return true;
+  });
+  s.error.clear();
+}
+
+void close() {
+  State &s = state();
+  s.agent.reset();
+  s.budget.reset();
+  s.batches.clear();
+  s.fabric.reset();
+  s.error = "the inter-node transport was closed";
+}
+
+Result available() {
+  const State &s = state();
+  if (s.fabric) return ok();
+  return fail(MPI_ERR_OTHER, "peers on other nodes need the inter-node transport: " + s.error);
+}
+
+ofi::Fabric &fabric() { return *state().fabric; }
+ofi::DoorbellAgent &doorbells() { return *state().agent; }
+throttle::TriggeredBudget &budget() { return *state().budget; }
+
+Result reserve(uint64_t ops, ofi::Counter completion, uint64_t threshold) {
+  State &s = state();
+  uint64_t id = 0;
+  const uint64_t cap = s.budget->capacity();
+  switch (s.budget->reserve(ops, config().watchdog_ns, &id)) {
+    case throttle::Status::ok:
+      s.batches[id] = {completion, threshold};
+      return ok();
+    case throttle::Status::too_large:
+      return fail(resource_error_class(), "an epoch needs " + std::to_string(ops) +
+                                              " triggered operations but the budget holds " + std::to_string(cap) +
+                                              " (raise MPIX_ST_TRIGGERED_OPS_MAX)");
+    case throttle::Status::exhausted:
+      return fail(resource_error_class(),
+                  "the budget of " + std::to_string(cap) +
+                      " triggered operations is in use (MPIX_ST_THROTTLE=app): synchronize the stream every few "
+                      "iterations, raise MPIX_ST_TRIGGERED_OPS_MAX, or set MPIX_ST_THROTTLE=static or adaptive");
+    default:
+      return fail(resource_error_class(), "waited longer than MPIX_ST_WATCHDOG_MS for triggered operations to "
+                                          "complete (MPIX_ST_THROTTLE=" +
+                                              std::string(throttle::mode_name(s.budget->mode())) + ")");
+  }
+}
+
+}  // namespace mpix::core::internode

@@ -1,0 +1,31 @@
+// The process's inter-node transport: one fabric endpoint, its doorbell agent, and the budget of
+// triggered operations. Opened collectively over MPI_COMM_WORLD inside MPI_Init when some peers
+// are on other (virtual) nodes, because the fabric's address exchange is collective; a fabric
+// peer id is a world rank.
+#pragma once
+#include <mpi.h>
+
+#include <string>
+
+#include "../throttle/triggered_budget.h"
+#include "../transport/ofi/doorbell_agent.h"
+#include "../transport/ofi/fabric.h"
+#include "result.h"
+
+namespace mpix::core::internode {
+
+// Collective over MPI_COMM_WORLD; call right after the underlying MPI_Init.
+void open_if_needed();
+// Stops the doorbell agent and closes the fabric; call right before the underlying MPI_Finalize.
+void close();
+// Whether the transport is up; otherwise an error saying why (provider, settings).
+Result available();
+
+ofi::Fabric &fabric();
+ofi::DoorbellAgent &doorbells();
+throttle::TriggeredBudget &budget();
+// Reserves `ops` triggered-operation slots, completed once the counter reaches `threshold`
+// (checked in reservation order). Errors name MPIX_ST_THROTTLE / MPIX_ST_TRIGGERED_OPS_MAX.
+Result reserve(uint64_t ops, ofi::Counter completion, uint64_t threshold);
+
+}  // namespace mpix::core::internode

@@ -1,0 +1,139 @@
+// Counters (fi_cntr(3)) and provider progress.
+#include <thread>
+
+#include "fabric_impl.h"
+
+namespace mpix::ofi {
+
+namespace {
+// How often progress() pokes trigger counters (sockets): often enough that a stalled trigger
+// costs little, rarely enough that the scans it causes cost nothing.
+constexpr auto kPokeInterval = std::chrono::milliseconds(1);
+}  // namespace
+
+CounterEntry *Fabric::Impl::counter(Counter c) {
+  if (!c || c.id > counters.size()) return nullptr;
+  return counters[c.id - 1].get();
+}
+
+Counter Fabric::Impl::make_counter() {
+  fi_cntr_attr attr{};
+  attr.events = FI_CNTR_EVENTS_COMP;
+  attr.wait_obj = FI_WAIT_NONE;  // we poll
+  auto entry = std::make_unique<CounterEntry>();
+  int rc = fi_cntr_open(domain, &attr, &entry->cntr, nullptr);
+  std::lock_guard lock(mu);
+  if (rc) return fail(kErrProvider, fi_error_text("fi_cntr_open", rc)), Counter{};
+  counters.push_back(std::move(entry));
+  return Counter{static_cast<uint32_t>(counters.size())};
+}
+
+bool Fabric::Impl::release_counter(Counter c) {
+  std::lock_guard lock(mu);
+  CounterEntry *e = counter(c);
+  if (!e) return fail(kErrArg, "release_counter: unknown counter"), false;
+  reclaim();
+  if (!e->records.empty() || e->trigger_refs)
+    return fail(kErrBusy, "release_counter: posted operations still use it"), false;
+  int rc = e->ep ? fi_close(&e->ep->fid) : 0;
+  if (!rc) rc = fi_close(&e->cntr->fid);
+  counters[c.id - 1].reset();
+  if (rc) return fail(kErrProvider, fi_error_text("fi_close (counter)", rc)), false;
+  return true;
+}
+
+Status Fabric::Impl::add(Counter c, uint64_t value) {
+  fid_cntr *cntr = nullptr;
+  {
+    std::lock_guard lock(mu);
+    CounterEntry *e = counter(c);
+    if (!e) return fail(kErrArg, "add: unknown counter");
+    e->added += value;  // before the add: reclaim() never counts it as a completion
+    cntr = e->cntr;
+  }
+  int rc = fi_cntr_add(cntr, value);
+  if (rc) {
+    std::lock_guard lock(mu);
+    return fail(kErrProvider, fi_error_text("fi_cntr_add", rc));
+  }
+  return kOk;
+}
+
+uint64_t Fabric::Impl::read(Counter c) {
+  fid_cntr *cntr = nullptr;
+  {
+    std::lock_guard lock(mu);
+    CounterEntry *e = counter(c);
+    if (!e) return fail(kErrArg, "read: unknown counter"), 0;
+    cntr = e->cntr;
+  }
+  return fi_cntr_read(cntr);
+}
+
+uint64_t Fabric::Impl::read_errors(Counter c) {
+  fid_cntr *cntr = nullptr;
+  {
+    std::lock_guard lock(mu);
+    CounterEntry *e = counter(c);
+    if (!e) return fail(kErrArg, "read_errors: unknown counter"), 0;
+    cntr = e->cntr;
+  }
+  return fi_cntr_readerr(cntr);
+}
+
+Status Fabric::Impl::wait(Counter c, uint64_t value, uint64_t timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto pause = std::chrono::microseconds(1);
+  for (;;) {
+    uint64_t now_value = read(c);
+    if (now_value >= value) return kOk;
+    if (uint64_t errors = read_errors(c)) {
+      std::lock_guard lock(mu);
+      return fail(kErrProvider, "wait: " + std::to_string(errors) + " operation(s) counted by this counter failed");
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::lock_guard lock(mu);
+      return fail(kErrTimeout, "wait: counter at " + std::to_string(now_value) + ", not " +
+                                   std::to_string(value) + ", after " + std::to_string(timeout_ms) + " ms");
+    }
+    progress();
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(500));
+  }
+}
+
+void Fabric::Impl::progress() {
+  fi_cq_entry entries[16];
+  for (;;) {
+    ssize_t n = fi_cq_read(cq, entries, 16);
+    if (n > 0) continue;  // no operation asks for a completion entry; nothing to do with one
+    if (n != -FI_EAVAIL) break;
+    fi_cq_err_entry err{};
+    if (fi_cq_readerr(cq, &err, 0) != 1) break;
+    std::lock_guard lock(mu);
+    fail(kErrProvider, std::string("operation failed: ") + fi_strerror(err.err) + " (" +
+                           fi_cq_strerror(cq, err.prov_errno, err.err_data, nullptr, 0) + ")");
+  }
+  if (!poke_triggers) return;
+  std::vector<fid_cntr *> poke;
+  {
+    std::lock_guard lock(mu);
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_poke < kPokeInterval) return;
+    last_poke = now;
+    reclaim();
+    for (auto &c : counters)
+      if (c && c->trigger_refs) poke.push_back(c->cntr);
+  }
+  for (fid_cntr *c : poke) fi_cntr_add(c, 0);  // sockets re-checks its triggers on any add
+}
+
+Counter Fabric::make_counter() { return impl_->make_counter(); }
+bool Fabric::release_counter(Counter c) { return impl_->release_counter(c); }
+Status Fabric::add(Counter c, uint64_t value) { return impl_->add(c, value); }
+uint64_t Fabric::read(Counter c) { return impl_->read(c); }
+uint64_t Fabric::read_errors(Counter c) { return impl_->read_errors(c); }
+Status Fabric::wait(Counter c, uint64_t value, uint64_t timeout_ms) { return impl_->wait(c, value, timeout_ms); }
+void Fabric::progress() { impl_->progress(); }
+
+}  // namespace mpix::ofi

@@ -1,0 +1,143 @@
+// The inter-node transport (DESIGN.md §4): one libfabric endpoint per process, registered memory,
+// counters and triggered operations, chained as in seed 002 §5.1 (a put's completion counter is the
+// trigger counter of the signal atomic that announces it). The only code that names libfabric
+// (DESIGN.md §2): this header shows no fi_* type, so the core can include it.
+//
+// Two styles of triggered operation exist and both are supported, picked by probing at start-up
+// (a triggered put chained to a triggered atomic, run on a loopback address):
+//   deferred_work_queue  fi_control(domain, FI_QUEUE_WORK, struct fi_deferred_work *): the only form
+//                        the CXI (Slingshot) provider accepts. libfabric 1.17's sockets provider
+//                        takes it too, when the operation's context is the work item's own
+//                        (else -FI_EINVAL). Tested on sockets only; never run on CXI hardware.
+//   triggered_context    the FI_TRIGGER flag with a struct fi_triggered_context as the operation's
+//                        context; its completion counter is the one bound to the endpoint, so each
+//                        completion counter gets an endpoint of its own.
+// Counters are 64-bit here but providers may hold fewer bits (sockets: 31, CXI: 48); epoch counts
+// stay far below either.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mpix::ofi {
+
+enum class TriggerStyle { none, deferred_work_queue, triggered_context };
+const char *style_name(TriggerStyle style);
+
+// Results of the calls that post or check operations (0 = success); last_error() says more.
+enum Status : int {
+  kOk = 0,
+  kErrArg = 1,          // a range outside its region, an unknown handle or peer
+  kErrProvider = 2,     // the provider refused or failed
+  kErrBusy = 3,         // resources exhausted: every operation record is in flight, or the
+                        // provider kept answering -FI_EAGAIN
+  kErrUnsupported = 4,  // the provider lacks the operation (e.g. FI_ATOMIC_WRITE)
+  kErrTimeout = 5,
+};
+
+struct Options {
+  std::string providers = "cxi,sockets";    // tried in order
+  TriggerStyle style = TriggerStyle::none;  // none: probe, deferred work queue first
+  bool manual_progress = false;             // ask for FI_PROGRESS_MANUAL (tests that path)
+  size_t max_pending_ops = 4096;            // triggered operations whose completion is unseen
+};
+// MPIX_ST_OFI_PROVIDER (comma list), MPIX_ST_OFI_TRIGGER=auto|dwq|context,
+// MPIX_ST_OFI_PROGRESS=auto|manual. False with *why for a value it does not know.
+bool options_from_env(Options *out, std::string *why);
+
+// Handles: small ids, 0 = none.
+struct Counter {
+  uint32_t id = 0;
+  explicit operator bool() const { return id != 0; }
+};
+struct Region {
+  uint32_t id = 0;
+  explicit operator bool() const { return id != 0; }
+};
+
+// What a peer needs to reach a registered region; exchanged as plain bytes.
+struct RemoteRegion {
+  uint64_t base = 0;  // virtual address of the region, or 0 where the provider uses offsets
+  uint64_t key = 0;
+  uint64_t bytes = 0;
+};
+
+// When a triggered operation runs (`counter` reaches `threshold`) and which counter counts it
+// complete (by one, once its data is visible at the target).
+struct Trigger {
+  Counter counter;
+  uint64_t threshold = 0;
+  Counter completion;
+};
+
+// Thread-safe: the doorbell agent adds to counters while the host posts operations.
+class Fabric {
+ public:
+  // Opens the first provider of options.providers that offers reliable datagram endpoints with RMA,
+  // 64-bit atomic sums and triggered operations, and probes its trigger style. Null with *why
+  // naming each provider tried and why it was refused.
+  static std::unique_ptr<Fabric> open(const Options &options, std::string *why);
+  ~Fabric();
+  Fabric(const Fabric &) = delete;
+  Fabric &operator=(const Fabric &) = delete;
+
+  const std::string &provider() const;
+  TriggerStyle trigger_style() const;
+  const std::string &probe_report() const;  // what each probed style did
+  bool manual_progress() const;
+  // Whether someone must call progress() while operations are in flight: manual progress, or a
+  // provider that leaves fired triggers unstarted until poked (sockets, see progress()).
+  bool needs_progress() const;
+  uint64_t triggered_op_limit() const;  // what the provider says it can queue; 0 = unknown
+  uint64_t max_put_bytes() const;
+  bool supports_atomic_write() const;
+  std::string last_error() const;
+
+  // Addresses: exchange local_address() (e.g. MPI_Allgather), then insert them all; a peer's id is
+  // its position in that list. Once per Fabric.
+  std::vector<uint8_t> local_address() const;
+  bool insert_peers(const std::vector<std::vector<uint8_t>> &addresses);
+  int peer_count() const;
+
+  // Registration for local use (put sources) and remote access (put and atomic targets).
+  Region register_memory(void *base, size_t bytes);
+  RemoteRegion remote(Region region) const;
+  // The caller makes sure no operation in flight, here or at a peer, still uses the region.
+  bool deregister(Region region);
+
+  Counter make_counter();
+  // Refused while posted operations still use the counter; a doorbell must not watch it.
+  bool release_counter(Counter counter);
+  Status add(Counter counter, uint64_t value);
+  uint64_t read(Counter counter);
+  uint64_t read_errors(Counter counter);
+  // Until read(counter) >= value, driving progress; kErrTimeout after timeout_ms.
+  Status wait(Counter counter, uint64_t value, uint64_t timeout_ms);
+
+  // Triggered operations. `local` lies inside `local_region`; the target range lies inside
+  // `remote`. Atomic operands are copied: the provider reads them when the operation fires.
+  Status triggered_put(const void *local, size_t bytes, Region local_region, int peer,
+                       const RemoteRegion &remote, uint64_t remote_offset, const Trigger &trigger);
+  Status triggered_atomic_add_u64(uint64_t value, int peer, const RemoteRegion &remote,
+                                  uint64_t remote_offset, const Trigger &trigger);
+  Status triggered_atomic_write_u64(uint64_t value, int peer, const RemoteRegion &remote,
+                                    uint64_t remote_offset, const Trigger &trigger);
+
+  // Drives the provider: reads its completion queue (failed operations become last_error()) and
+  // pokes trigger counters whose fired operations the provider could not start (sockets checks
+  // its triggers only when a counter changes, and a fired operation that met a full transmit
+  // queue waits for the next change).
+  void progress();
+  // Posted operations whose completion has not been seen yet.
+  size_t pending_ops();
+
+  struct Impl;
+
+ private:
+  explicit Fabric(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mpix::ofi

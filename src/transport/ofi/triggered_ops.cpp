@@ -1,0 +1,284 @@
+// Triggered puts and atomics in both provider styles (fi_trigger(3)), and the records that keep
+// their descriptions alive until they complete.
+#include <algorithm>
+#include <thread>
+
+#include "fabric_impl.h"
+
+namespace mpix::ofi {
+
+namespace {
+
+// A provider that keeps answering -FI_EAGAIN (queue full), or records that stay in use by running
+// operations, for this long is reported, not waited on.
+constexpr auto kAgainLimit = std::chrono::seconds(1);
+
+// Data is visible at the target when a put completes: the chained signal may then announce it.
+constexpr uint64_t kOpFlags = FI_DELIVERY_COMPLETE;
+
+}  // namespace
+
+// Releases the records of completed operations. A counter tells how many of its operations
+// completed, not which, and they complete out of order; but an operation whose trigger counter is
+// still below its threshold has not run, so it is not among them. Once a completion counter
+// covers every other operation it counts, those are all complete and their records are released.
+// Returns how many unreleased operations may be running.
+size_t Fabric::Impl::reclaim() {
+  size_t running = 0;
+  std::vector<std::pair<uint32_t, uint64_t>> trigger_values;  // read after the completion counter
+  for (auto &c : counters) {
+    if (!c || c->records.empty()) continue;
+    const uint64_t counted = fi_cntr_read(c->cntr) + fi_cntr_readerr(c->cntr);
+    trigger_values.clear();
+    auto may_have_run = [&](const OpRecord &o) {
+      auto it = std::find_if(trigger_values.begin(), trigger_values.end(),
+                             [&](const auto &tv) { return tv.first == o.trigger_counter; });
+      if (it == trigger_values.end()) {
+        CounterEntry *t = counter(Counter{o.trigger_counter});
+        trigger_values.emplace_back(o.trigger_counter, fi_cntr_read(t->cntr) + fi_cntr_readerr(t->cntr));
+        it = trigger_values.end() - 1;
+      }
+      return it->second >= o.threshold;
+    };
+    auto idle = std::partition(c->records.begin(), c->records.end(),
+                               [&](uint32_t r) { return may_have_run(records[r]); });
+    const uint64_t ran = static_cast<uint64_t>(idle - c->records.begin());
+    if (ran == 0) continue;
+    if (counted < c->added + c->retired + ran) {
+      running += ran;
+      continue;
+    }
+    for (auto it = c->records.begin(); it != idle; ++it) {
+      --counter(Counter{records[*it].trigger_counter})->trigger_refs;
+      free_records.push_back(*it);
+    }
+    c->retired += ran;
+    c->records.erase(c->records.begin(), idle);
+  }
+  return running;
+}
+
+// A free record; while none is free but some operations are running, waits (bounded) for them.
+Status Fabric::Impl::take_record(const char *what, uint32_t *rec) {
+  const auto start = std::chrono::steady_clock::now();
+  auto pause = std::chrono::microseconds(1);
+  std::unique_lock lock(mu);
+  for (;;) {
+    size_t running = free_records.empty() ? reclaim() : 0;
+    if (!free_records.empty()) {
+      *rec = free_records.back();
+      free_records.pop_back();
+      return kOk;
+    }
+    if (running == 0 || std::chrono::steady_clock::now() - start > kAgainLimit)
+      return fail(kErrBusy, std::string(what) + ": all " + std::to_string(record_count) +
+                                " operation records are in flight (" + std::to_string(running) + " running)");
+    lock.unlock();
+    progress();
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+    lock.lock();
+  }
+}
+
+// Triggered context style: an operation's completion counter is the one bound to its endpoint,
+// so each completion counter gets an endpoint of its own (same address vector and queue).
+// Registrations stay bound to the first endpoint only: a provider with FI_MR_ENDPOINT would need
+// them here too, but the only provider seen taking this style (sockets) has no such mode.
+Status Fabric::Impl::endpoint_for(CounterEntry *completion, fid_ep **out) {
+  if (!completion->ep) {
+    fid_ep *e = nullptr;
+    int rc = fi_endpoint(domain, info, &e, nullptr);
+    if (!rc) rc = fi_ep_bind(e, &av->fid, 0);
+    if (!rc) rc = fi_ep_bind(e, &cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION);
+    if (!rc) rc = fi_ep_bind(e, &completion->cntr->fid, FI_WRITE);
+    if (!rc) rc = fi_enable(e);
+    if (rc) {
+      if (e) fi_close(&e->fid);
+      return fail(kErrProvider, fi_error_text("endpoint for a completion counter", rc));
+    }
+    completion->ep = e;
+  }
+  *out = completion->ep;
+  return kOk;
+}
+
+Status Fabric::Impl::put(TriggerStyle s, const void *local, size_t bytes, Region local_region,
+                         fi_addr_t dest, const RemoteRegion &remote, uint64_t remote_offset,
+                         const Trigger &trigger) {
+  const char *p = static_cast<const char *>(local);
+  void *desc = nullptr;
+  {
+    std::lock_guard lock(mu);
+    RegionEntry *r = region(local_region);
+    if (!r || p < r->base || bytes > r->bytes || p - r->base > static_cast<ptrdiff_t>(r->bytes - bytes))
+      return fail(kErrArg, "triggered_put: the source lies outside its registered region");
+    if (remote_offset > remote.bytes || bytes > remote.bytes - remote_offset)
+      return fail(kErrArg, "triggered_put: " + std::to_string(bytes) + " bytes at offset " +
+                               std::to_string(remote_offset) + " exceed the remote region of " +
+                               std::to_string(remote.bytes) + " bytes");
+    if (bytes > info->ep_attr->max_msg_size)
+      return fail(kErrArg, "triggered_put: " + std::to_string(bytes) + " bytes exceed the provider's " +
+                               std::to_string(info->ep_attr->max_msg_size));
+    if (bytes == 0) return fail(kErrArg, "triggered_put: zero bytes");
+    desc = r->desc;
+  }
+  uint32_t rec;
+  if (Status st = take_record("triggered_put", &rec)) return st;
+  OpRecord &o = records[rec];  // ours until submitted
+  o = OpRecord{};
+  o.iov = {const_cast<char *>(p), bytes};
+  o.desc = desc;
+  o.rma_iov = {remote.base + remote_offset, bytes, remote.key};
+  o.rma.msg.msg_iov = &o.iov;
+  o.rma.msg.desc = &o.desc;
+  o.rma.msg.iov_count = 1;
+  o.rma.msg.addr = dest;
+  o.rma.msg.rma_iov = &o.rma_iov;
+  o.rma.msg.rma_iov_count = 1;
+  return submit(s, OpKind::put, rec, trigger);
+}
+
+Status Fabric::Impl::atomic(TriggerStyle s, fi_op op, uint64_t value, fi_addr_t dest,
+                            const RemoteRegion &remote, uint64_t remote_offset, const Trigger &trigger) {
+  {
+    std::lock_guard lock(mu);
+    if (op == FI_ATOMIC_WRITE && !atomic_write)
+      return fail(kErrUnsupported, "triggered_atomic_write_u64: " + provider + " has no 64-bit atomic write");
+    if (remote_offset % 8 || remote_offset > remote.bytes || remote.bytes - remote_offset < 8)
+      return fail(kErrArg, "triggered atomic: offset " + std::to_string(remote_offset) +
+                               " is unaligned or outside the remote region");
+  }
+  uint32_t rec;
+  if (Status st = take_record("triggered atomic", &rec)) return st;
+  OpRecord &o = records[rec];
+  o = OpRecord{};
+  o.operand = value;
+  o.desc = records_desc;
+  o.ioc = {&o.operand, 1};
+  o.rma_ioc = {remote.base + remote_offset, 1, remote.key};
+  o.atomic.msg.msg_iov = &o.ioc;
+  o.atomic.msg.desc = &o.desc;
+  o.atomic.msg.iov_count = 1;
+  o.atomic.msg.addr = dest;
+  o.atomic.msg.rma_iov = &o.rma_ioc;
+  o.atomic.msg.rma_iov_count = 1;
+  o.atomic.msg.datatype = FI_UINT64;
+  o.atomic.msg.op = op;
+  return submit(s, OpKind::atomic, rec, trigger);
+}
+
+// Adds the trigger to a filled record and hands it to the provider in style `s`.
+Status Fabric::Impl::submit(TriggerStyle s, OpKind kind, uint32_t rec, const Trigger &trigger) {
+  OpRecord &o = records[rec];
+  fid_domain *dom = domain;
+  fid_ep *target_ep = ep;
+  {
+    std::lock_guard lock(mu);
+    CounterEntry *trig = counter(trigger.counter), *done = counter(trigger.completion);
+    Status st = kOk;
+    if (!trig || !done) st = fail(kErrArg, "triggered operation: unknown trigger or completion counter");
+    else if (s == TriggerStyle::triggered_context) st = endpoint_for(done, &target_ep);
+    if (st) {
+      free_records.push_back(rec);
+      return st;
+    }
+    o.trigger_counter = trigger.counter.id;
+    o.threshold = trigger.threshold;
+    ++trig->trigger_refs;
+    done->records.push_back(rec);
+    if (s == TriggerStyle::deferred_work_queue) {
+      // sockets requires the operation's context to be the work's own (else -FI_EINVAL).
+      o.work.threshold = trigger.threshold;
+      o.work.triggering_cntr = trig->cntr;
+      o.work.completion_cntr = done->cntr;
+      if (kind == OpKind::put) {
+        o.work.op_type = FI_OP_WRITE;
+        o.work.op.rma = &o.rma;
+        o.rma.ep = ep;
+        o.rma.msg.context = &o.work.context;
+        o.rma.flags = kOpFlags;
+      } else {
+        o.work.op_type = FI_OP_ATOMIC;
+        o.work.op.atomic = &o.atomic;
+        o.atomic.ep = ep;
+        o.atomic.msg.context = &o.work.context;
+        o.atomic.flags = kOpFlags;
+      }
+    } else {
+      o.trigger.event_type = FI_TRIGGER_THRESHOLD;
+      o.trigger.trigger.threshold.cntr = trig->cntr;
+      o.trigger.trigger.threshold.threshold = trigger.threshold;
+      o.rma.msg.context = &o.trigger;
+      o.atomic.msg.context = &o.trigger;
+    }
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  auto pause = std::chrono::microseconds(1);
+  ssize_t rc;
+  for (;;) {
+    if (s == TriggerStyle::deferred_work_queue)
+      rc = fi_control(&dom->fid, FI_QUEUE_WORK, &o.work);
+    else if (kind == OpKind::put)
+      rc = fi_writemsg(target_ep, &o.rma.msg, FI_TRIGGER | kOpFlags);
+    else
+      rc = fi_atomicmsg(target_ep, &o.atomic.msg, FI_TRIGGER | kOpFlags);
+    if (rc != -FI_EAGAIN || std::chrono::steady_clock::now() - start > kAgainLimit) break;
+    progress();
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
+  if (!rc) return kOk;
+
+  std::lock_guard lock(mu);
+  CounterEntry *trig = counter(trigger.counter), *done = counter(trigger.completion);
+  --trig->trigger_refs;  // both still exist: counters are not released while in use
+  done->records.erase(std::find(done->records.begin(), done->records.end(), rec));
+  free_records.push_back(rec);
+  const char *call = s == TriggerStyle::deferred_work_queue ? "fi_control(FI_QUEUE_WORK)"
+                     : kind == OpKind::put                  ? "fi_writemsg(FI_TRIGGER)"
+                                                            : "fi_atomicmsg(FI_TRIGGER)";
+  if (rc == -FI_EAGAIN)
+    return fail(kErrBusy, std::string(call) + ": the provider answered -FI_EAGAIN (queue full) for " +
+                              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(kAgainLimit).count()) +
+                              " ms");
+  return fail(kErrProvider, fi_error_text(call, rc));
+}
+
+Status Fabric::Impl::peer_address(int peer, fi_addr_t *out) {
+  std::lock_guard lock(mu);
+  if (peer < 0 || static_cast<size_t>(peer) >= peers.size())
+    return fail(kErrArg, "unknown peer " + std::to_string(peer) + " (" + std::to_string(peers.size()) + " inserted)");
+  *out = peers[peer];
+  return kOk;
+}
+
+Status Fabric::triggered_put(const void *local, size_t bytes, Region local_region, int peer,
+                             const RemoteRegion &remote, uint64_t remote_offset, const Trigger &trigger) {
+  fi_addr_t dest;
+  if (Status s = impl_->peer_address(peer, &dest)) return s;
+  return impl_->put(impl_->style, local, bytes, local_region, dest, remote, remote_offset, trigger);
+}
+
+Status Fabric::triggered_atomic_add_u64(uint64_t value, int peer, const RemoteRegion &remote,
+                                        uint64_t remote_offset, const Trigger &trigger) {
+  fi_addr_t dest;
+  if (Status s = impl_->peer_address(peer, &dest)) return s;
+  return impl_->atomic(impl_->style, FI_SUM, value, dest, remote, remote_offset, trigger);
+}
+
+Status Fabric::triggered_atomic_write_u64(uint64_t value, int peer, const RemoteRegion &remote,
+                                          uint64_t remote_offset, const Trigger &trigger) {
+  fi_addr_t dest;
+  if (Status s = impl_->peer_address(peer, &dest)) return s;
+  return impl_->atomic(impl_->style, FI_ATOMIC_WRITE, value, dest, remote, remote_offset, trigger);
+}
+
+size_t Fabric::pending_ops() {
+  std::lock_guard lock(impl_->mu);
+  impl_->reclaim();
+  return impl_->record_count - impl_->free_records.size();
+}
+
+}  // namespace mpix::ofi
