@@ -1,5 +1,6 @@
 #include "internode.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -122,8 +123,25 @@ void open_if_needed() {
   s.error.clear();
 }
 
+// MPIX_ST_THROTTLE_REPORT=1: one line per rank at MPI_Finalize with the budget's counters.
+void report(const State &s) {
+  const char *want = std::getenv("MPIX_ST_THROTTLE_REPORT");
+  if (!s.budget || !want || std::strcmp(want, "1") != 0) return;
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const throttle::Stats &st = s.budget->stats();
+  std::fprintf(stderr,
+               "mpix-st throttle rank %d: mode %s, budget %llu, batches %llu, operations %llu, peak in use %llu, "
+               "waits %llu (%.3f ms), reclaimed %llu, refused %llu\n",
+               rank, throttle::mode_name(s.budget->mode()), (unsigned long long)s.budget->capacity(),
+               (unsigned long long)st.batches, (unsigned long long)st.ops, (unsigned long long)st.peak_in_use,
+               (unsigned long long)st.waits, st.wait_ns / 1e6, (unsigned long long)st.reclaimed,
+               (unsigned long long)st.refused);
+}
+
 void close() {
   State &s = state();
+  report(s);
   s.agent.reset();
   s.budget.reset();
   s.batches.clear();
