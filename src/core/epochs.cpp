@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "config.h"
+#include "list_items.h"
 #include "remote_epochs.h"
 
 namespace mpix::core {
@@ -107,24 +108,6 @@ Result await(const Window &w, const std::vector<int> &peers, int tag, const char
   for (size_t i = 0; i < peers.size(); ++i)
     PMPI_Irecv(nullptr, 0, MPI_BYTE, peers[i], tag, w.comm, &reqs[i]);
   return wait_requests(reqs, what);
-}
-
-work::Item wait_item(const uint64_t *flag, uint64_t value, int peer, work::WaitReason why) {
-  work::Item it{};
-  it.kind = work::kWait;
-  it.a = reinterpret_cast<uint64_t>(flag);
-  it.b = value;
-  it.dtype = why;
-  it.peer = peer;
-  return it;
-}
-
-work::Item signal_item(uint64_t *flag, uint64_t value) {
-  work::Item it{};
-  it.kind = work::kSignal;
-  it.a = reinterpret_cast<uint64_t>(flag);
-  it.b = value;
-  return it;
 }
 
 // One stream operation; its last signal counts it as retired for MPI_Win_free.

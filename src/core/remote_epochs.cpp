@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "internode.h"
+#include "list_items.h"
 
 namespace mpix::core::remote {
 namespace {
@@ -41,12 +42,19 @@ SourceRegistrations &sources() {
   return s;
 }
 
-work::Item doorbell_item(uint64_t *word, uint64_t ring) {
-  work::Item it{};
-  it.kind = work::kSignal;
-  it.a = reinterpret_cast<uint64_t>(word);
-  it.b = ring;
-  return it;
+// Posts the epoch's puts, fired when `trigger` reaches `ring`; each counts on put_done.
+Result post_puts(Window &w, ofi::Counter trigger, uint64_t ring) {
+  RemoteState &s = *w.remote;
+  ofi::Fabric &f = internode::fabric();
+  for (const RemotePut &p : w.access.remote_puts) {
+    ofi::Region src = sources().find_or_register(p.src, p.bytes);
+    if (!src) return transport_failure("registering a put's origin buffer");
+    const ofi::Trigger when{trigger, ring, s.put_done};
+    if (f.triggered_put(p.src, p.bytes, src, w.peers[p.target].world_rank, s.peer_data[p.target], p.offset, when))
+      return transport_failure("posting a triggered put");
+    ++s.puts_posted;
+  }
+  return ok();
 }
 
 uint64_t wait_limit_ms() {
@@ -134,7 +142,7 @@ Result post(Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
   }
   s.signals_posted += n;
   s.post_rings = ring;
-  list.signals.push_back(doorbell_item(&s.doorbell[0], ring));
+  list.signals.push_back(signal_item(&s.doorbell[0], ring));
   internode::doorbells().arm(s.watch_ids[0], ring);  // the agent watches closely until it rings
   return ok();
 }
@@ -152,14 +160,7 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
   if (Result r = internode::reserve(puts.size() + nt + local_done, s.signal_done, s.signals_posted + nt + local_done))
     return r;
   const uint64_t ring = s.complete_rings + 1;
-  for (const RemotePut &p : puts) {
-    ofi::Region src = sources().find_or_register(p.src, p.bytes);
-    if (!src) return transport_failure("registering a put's origin buffer");
-    const ofi::Trigger when{s.complete_trigger, ring, s.put_done};
-    if (f.triggered_put(p.src, p.bytes, src, w.peers[p.target].world_rank, s.peer_data[p.target], p.offset, when))
-      return transport_failure("posting a triggered put");
-    ++s.puts_posted;
-  }
+  if (Result r = post_puts(w, s.complete_trigger, ring)) return r;
   // Each target's complete signal follows every put posted so far (chained on their completion
   // counter); an epoch without puts signals when the doorbell rings.
   const ofi::Trigger signal = puts.empty() ? ofi::Trigger{s.complete_trigger, ring, s.signal_done}
@@ -170,7 +171,7 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
       return transport_failure("posting a triggered complete signal");
   s.signals_posted += nt;
   s.complete_rings = ring;
-  list.signals.push_back(doorbell_item(&s.doorbell[1], ring));
+  list.signals.push_back(signal_item(&s.doorbell[1], ring));
   internode::doorbells().arm(s.watch_ids[1], ring);
   if (!puts.empty()) {
     // The origin buffers may be reused once the stream passes this epoch, so the stream waits
@@ -181,13 +182,7 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
     if (f.triggered_atomic_add_u64(1, w.peers[w.rank].world_rank, s.peer_flags[w.rank], slot * sizeof(uint64_t), done))
       return transport_failure("posting the local completion signal");
     ++s.signals_posted;
-    work::Item wait{};
-    wait.kind = work::kWait;
-    wait.a = reinterpret_cast<uint64_t>(w.flags + slot);
-    wait.b = ++s.put_epochs;
-    wait.dtype = work::kWaitComplete;
-    wait.peer = w.rank;
-    list.trailing_waits.push_back(wait);
+    list.trailing_waits.push_back(wait_item(w.flags + slot, ++s.put_epochs, w.rank, work::kWaitComplete));
   }
   return ok();
 }
@@ -199,14 +194,7 @@ Result complete_now(Window &w) {
   ofi::Fabric &f = internode::fabric();
   if (Result r = internode::reserve(puts.size(), s.put_done, s.puts_posted + puts.size())) return r;
   const uint64_t ring = s.host_rings + 1;
-  for (const RemotePut &p : puts) {
-    ofi::Region src = sources().find_or_register(p.src, p.bytes);
-    if (!src) return transport_failure("registering a put's origin buffer");
-    const ofi::Trigger when{s.host_trigger, ring, s.put_done};
-    if (f.triggered_put(p.src, p.bytes, src, w.peers[p.target].world_rank, s.peer_data[p.target], p.offset, when))
-      return transport_failure("posting a put");
-    ++s.puts_posted;
-  }
+  if (Result r = post_puts(w, s.host_trigger, ring)) return r;
   s.host_rings = ring;
   if (f.add(s.host_trigger, 1) || f.wait(s.put_done, s.puts_posted, wait_limit_ms()))
     return transport_failure("completing the epoch's puts");

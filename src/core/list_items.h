@@ -1,0 +1,29 @@
+// Builders of the work items epochs enqueue (kernels/work_items.h).
+#pragma once
+#include <cstdint>
+
+#include "../../kernels/work_items.h"
+
+namespace mpix::core {
+
+// Waits until *flag >= value; `peer` and `why` are named in watchdog reports.
+inline work::Item wait_item(const uint64_t *flag, uint64_t value, int peer, work::WaitReason why) {
+  work::Item it{};
+  it.kind = work::kWait;
+  it.a = reinterpret_cast<uint64_t>(flag);
+  it.b = value;
+  it.dtype = why;
+  it.peer = peer;
+  return it;
+}
+
+// Stores value into *flag after the list's data.
+inline work::Item signal_item(uint64_t *flag, uint64_t value) {
+  work::Item it{};
+  it.kind = work::kSignal;
+  it.a = reinterpret_cast<uint64_t>(flag);
+  it.b = value;
+  return it;
+}
+
+}  // namespace mpix::core
