@@ -110,10 +110,15 @@ Result await(const Window &w, const std::vector<int> &peers, int tag, const char
   return wait_requests(reqs, what);
 }
 
-// One stream operation; its last signal counts it as retired for MPI_Win_free.
-Result enqueue(Window &w, void *stream, gpu::WorkList &list) {
+// Names the window in watchdog reports and gives the list the watchdog's limit.
+void stamp(gpu::WorkList &list, const Window &w) {
   list.window_id = w.id;
   list.watchdog_ns = config().watchdog_ns;
+}
+
+// One stream operation; its last signal counts it as retired for MPI_Win_free.
+Result enqueue(Window &w, void *stream, gpu::WorkList &list) {
+  stamp(list, w);
   work::Item retire = signal_item(w.retire_slot(), 1);
   retire.flags = work::kSignalAdd;
   list.signals.push_back(retire);
@@ -206,8 +211,7 @@ Result complete(Window &w, void *stream, bool stream_mode) {
   } else {
     if (!nocheck)
       if (Result r = await(w, a.targets, kTagPost, "the targets' MPI_Win_post")) return r;
-    list.window_id = w.id;
-    list.watchdog_ns = config().watchdog_ns;
+    stamp(list, w);
     gpu::Backend &be = gpu::backend();
     if (!list.ops.empty() && be.execute(list))
       return fail(MPI_ERR_OTHER, std::string("RMA data transfer failed: ") + be.last_error());

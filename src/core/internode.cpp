@@ -111,12 +111,11 @@ void open_if_needed() {
   s.budget = std::make_unique<throttle::TriggeredBudget>(mode, budget, [&s](uint64_t id) {
     auto it = s.batches.find(id);
     if (it == s.batches.end()) return true;
-    if (s.fabric->read(it->second.first) >= it->second.second) {
-      s.batches.erase(it);
-      return true;
+    auto done = [&] { return s.fabric->read(it->second.first) >= it->second.second; };
+    if (!done()) {
+      s.fabric->progress();  // a waiting host drives the provider (its fired triggers can stall)
+      if (!done()) return false;
     }
-    s.fabric->progress();  // a waiting host drives the provider (its fired triggers can stall)
-    if (s.fabric->read(it->second.first) < it->second.second) return false;
     s.batches.erase(it);
     return true;
   });

@@ -59,26 +59,24 @@ Status Fabric::Impl::add(Counter c, uint64_t value) {
   return kOk;
 }
 
+namespace {
+// The provider's counter behind a handle, looked up under the lock; null (and an error) if unknown.
+fid_cntr *counter_fid(Fabric::Impl &impl, Counter c, const char *who) {
+  std::lock_guard lock(impl.mu);
+  CounterEntry *e = impl.counter(c);
+  if (!e) return impl.fail(kErrArg, std::string(who) + ": unknown counter"), nullptr;
+  return e->cntr;
+}
+}  // namespace
+
 uint64_t Fabric::Impl::read(Counter c) {
-  fid_cntr *cntr = nullptr;
-  {
-    std::lock_guard lock(mu);
-    CounterEntry *e = counter(c);
-    if (!e) return fail(kErrArg, "read: unknown counter"), 0;
-    cntr = e->cntr;
-  }
-  return fi_cntr_read(cntr);
+  fid_cntr *cntr = counter_fid(*this, c, "read");
+  return cntr ? fi_cntr_read(cntr) : 0;
 }
 
 uint64_t Fabric::Impl::read_errors(Counter c) {
-  fid_cntr *cntr = nullptr;
-  {
-    std::lock_guard lock(mu);
-    CounterEntry *e = counter(c);
-    if (!e) return fail(kErrArg, "read_errors: unknown counter"), 0;
-    cntr = e->cntr;
-  }
-  return fi_cntr_readerr(cntr);
+  fid_cntr *cntr = counter_fid(*this, c, "read_errors");
+  return cntr ? fi_cntr_readerr(cntr) : 0;
 }
 
 Status Fabric::Impl::wait(Counter c, uint64_t value, uint64_t timeout_ms) {
