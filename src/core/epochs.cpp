@@ -180,7 +180,11 @@ Result start(Window &w, MPI_Group group, int assert_bits) {
   a.mode = stream_mode ? EpochMode::stream : EpochMode::host;
   a.assert_bits = assert_bits;
   a.in_group.assign(w.size, 0);
-  for (int t : targets) a.in_group[t] = 1;
+  a.via_fabric.assign(w.size, 0);
+  for (int t : targets) {
+    a.in_group[t] = 1;
+    a.via_fabric[t] = !w.peers[t].node_local;
+  }
   a.targets = std::move(targets);
   a.ops.clear();
   return ok();
@@ -199,7 +203,7 @@ Result complete(Window &w, void *stream, bool stream_mode) {
     std::vector<int> remote_targets;
     for (int t : a.targets) {
       ++w.completes_sent[t];
-      if (w.peers[t].node_local) list.signals.push_back(signal_item(w.complete_flag_at(t), w.completes_sent[t]));
+      if (!a.via_fabric[t]) list.signals.push_back(signal_item(w.complete_flag_at(t), w.completes_sent[t]));
       else remote_targets.push_back(t);
     }
     Result r = remote::complete(w, remote_targets, list);

@@ -158,6 +158,11 @@ ofi::Fabric &fabric() { return *state().fabric; }
 ofi::DoorbellAgent &doorbells() { return *state().agent; }
 throttle::TriggeredBudget &budget() { return *state().budget; }
 
+void forget_completed(ofi::Counter completion) {
+  State &s = state();
+  std::erase_if(s.batches, [&](const auto &b) { return b.second.first.id == completion.id; });
+}
+
 Result reserve(uint64_t ops, ofi::Counter completion, uint64_t threshold) {
   State &s = state();
   uint64_t id = 0;
@@ -175,10 +180,18 @@ Result reserve(uint64_t ops, ofi::Counter completion, uint64_t threshold) {
                   "the budget of " + std::to_string(cap) +
                       " triggered operations is in use (MPIX_ST_THROTTLE=app): synchronize the stream every few "
                       "iterations, raise MPIX_ST_TRIGGERED_OPS_MAX, or set MPIX_ST_THROTTLE=static or adaptive");
-    default:
+    default: {
+      std::string transport = s.fabric->last_error();
+      if (auto oldest = s.batches.find(s.budget->oldest_batch()); oldest != s.batches.end())
+        transport += (transport.empty() ? "" : "; ") + std::string("the oldest reservation awaits ") +
+                     std::to_string(oldest->second.second) + " completions, its counter holds " +
+                     std::to_string(s.fabric->read(oldest->second.first)) + ", " +
+                     std::to_string(s.fabric->pending_ops()) + " operations pending";
       return fail(resource_error_class(), "waited longer than MPIX_ST_WATCHDOG_MS for triggered operations to "
                                           "complete (MPIX_ST_THROTTLE=" +
-                                              std::string(throttle::mode_name(s.budget->mode())) + ")");
+                                              std::string(throttle::mode_name(s.budget->mode())) + ")" +
+                                              (transport.empty() ? "" : "; the transport reports: " + transport));
+    }
   }
 }
 

@@ -28,4 +28,8 @@ throttle::TriggeredBudget &budget();
 // (checked in reservation order). Errors name MPIX_ST_THROTTLE / MPIX_ST_TRIGGERED_OPS_MAX.
 Result reserve(uint64_t ops, ofi::Counter completion, uint64_t threshold);
 
+// Every reservation completed by `completion` is complete (its window waited for them): the
+// counter may be released, and the budget counts those slots free.
+void forget_completed(ofi::Counter completion);
+
 }  // namespace mpix::core::internode

@@ -1,5 +1,7 @@
 #include "remote_epochs.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -17,42 +19,104 @@ Result transport_failure(const char *what) {
   return fail(MPI_ERR_OTHER, std::string(what) + ": " + internode::fabric().last_error());
 }
 
-// Put sources must be registered memory. Registrations of user buffers are kept for the life of
-// the transport (a later put from the same buffer finds its registration).
-struct SourceRegistrations {
+// Origin buffers of fabric operations must be registered memory. Registrations of user buffers are
+// kept for the life of the transport (a later operation on the same buffer finds its registration).
+struct LocalRegistrations {
   std::mutex mu;
   std::map<uintptr_t, std::pair<size_t, ofi::Region>> by_base;
 
-  ofi::Region find_or_register(const void *src, size_t bytes) {
-    const uintptr_t p = reinterpret_cast<uintptr_t>(src);
+  ofi::Region find_or_register(void *buffer, size_t bytes) {
+    const uintptr_t p = reinterpret_cast<uintptr_t>(buffer);
     std::lock_guard<std::mutex> lock(mu);
     auto it = by_base.upper_bound(p);
     if (it != by_base.begin()) {
       --it;
       if (p + bytes <= it->first + it->second.first) return it->second.second;
     }
-    ofi::Region r = internode::fabric().register_memory(const_cast<void *>(src), bytes);
+    ofi::Region r = internode::fabric().register_memory(buffer, bytes);
     if (r) by_base[p] = {bytes, r};
     return r;
   }
 };
 
-SourceRegistrations &sources() {
-  static SourceRegistrations s;
+LocalRegistrations &local_regions() {
+  static LocalRegistrations s;
   return s;
 }
 
-// Posts the epoch's puts, fired when `trigger` reaches `ring`; each counts on put_done.
-Result post_puts(Window &w, ofi::Counter trigger, uint64_t ring) {
+ofi::AtomicType atomic_type(uint8_t dtype) {
+  switch (dtype) {
+    case work::kInt32: return ofi::AtomicType::i32;
+    case work::kInt64: return ofi::AtomicType::i64;
+    case work::kFloat: return ofi::AtomicType::f32;
+    default: return ofi::AtomicType::f64;
+  }
+}
+
+ofi::AtomicOp atomic_op(uint8_t op) {
+  switch (op) {
+    case work::kSum: return ofi::AtomicOp::sum;
+    case work::kMax: return ofi::AtomicOp::max;
+    case work::kMin: return ofi::AtomicOp::min;
+    default: return ofi::AtomicOp::replace;
+  }
+}
+
+// Bytes one triggered operation of `op`'s kind carries (a whole number of elements).
+uint64_t chunk_bytes(const RemoteOp &op) {
+  ofi::Fabric &f = internode::fabric();
+  if (op.kind != RemoteKind::accumulate) return f.max_put_bytes();
+  const ofi::AtomicType type = atomic_type(op.dtype);
+  return f.atomic_count_limit(type, atomic_op(op.op)) * ofi::atomic_type_bytes(type);
+}
+
+uint64_t ops_of(const std::vector<RemoteOp> &ops) {
+  uint64_t n = 0;
+  for (const RemoteOp &op : ops) n += fabric_operations(op);
+  return n;
+}
+
+// Posts the epoch's operations, fired when `trigger` reaches `ring`; each counts on op_done.
+Result post_ops(Window &w, ofi::Counter trigger, uint64_t ring) {
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
-  for (const RemotePut &p : w.access.remote_puts) {
-    ofi::Region src = sources().find_or_register(p.src, p.bytes);
-    if (!src) return transport_failure("registering a put's origin buffer");
-    const ofi::Trigger when{trigger, ring, s.put_done};
-    if (f.triggered_put(p.src, p.bytes, src, w.peers[p.target].world_rank, s.peer_data[p.target], p.offset, when))
-      return transport_failure("posting a triggered put");
-    ++s.puts_posted;
+  const ofi::Trigger on_doorbell{trigger, ring, s.op_done};
+  std::vector<const RemoteOp *> accumulates;  // posted so far in this epoch
+  for (const RemoteOp &op : w.access.remote_ops) {
+    ofi::Region local = local_regions().find_or_register(op.origin, op.bytes);
+    if (!local) return transport_failure("registering an origin buffer");
+    const int peer = w.peers[op.target].world_rank;
+    const ofi::RemoteRegion &target = s.peer_data[op.target];
+    const uint64_t chunk = chunk_bytes(op);
+    // Accumulates of one origin to the same elements apply in program order (MPI's default
+    // accumulate_ordering): one that overlaps an earlier one fires once every operation posted
+    // before it has completed. Others all fire on the doorbell.
+    ofi::Trigger when = on_doorbell;
+    if (op.kind == RemoteKind::accumulate) {
+      const bool overlaps = std::any_of(accumulates.begin(), accumulates.end(), [&](const RemoteOp *a) {
+        return a->target == op.target && a->offset < op.offset + op.bytes && op.offset < a->offset + a->bytes;
+      });
+      if (overlaps) when = ofi::Trigger{s.op_done, s.ops_posted, s.op_done};
+      accumulates.push_back(&op);
+    }
+    for (uint64_t done = 0, bytes = 0; done < op.bytes; done += bytes) {
+      char *origin = static_cast<char *>(op.origin) + done;
+      const uint64_t offset = op.offset + done;
+      bytes = std::min(chunk, op.bytes - done);
+      ofi::Status st = ofi::kOk;
+      switch (op.kind) {
+        case RemoteKind::put: st = f.triggered_put(origin, bytes, local, peer, target, offset, when); break;
+        case RemoteKind::get: st = f.triggered_get(origin, bytes, local, peer, target, offset, when); break;
+        case RemoteKind::accumulate: {
+          const ofi::AtomicType type = atomic_type(op.dtype);
+          st = f.triggered_accumulate(origin, bytes / ofi::atomic_type_bytes(type), type, atomic_op(op.op), local, peer,
+                                      target, offset, when);
+          break;
+        }
+      }
+      if (st) return transport_failure("posting a triggered operation");
+      ++s.ops_posted;
+    }
   }
   return ok();
 }
@@ -63,6 +127,11 @@ uint64_t wait_limit_ms() {
 }
 
 }  // namespace
+
+uint64_t fabric_operations(const RemoteOp &op) {
+  const uint64_t chunk = chunk_bytes(op);
+  return chunk ? op.bytes / chunk + (op.bytes % chunk != 0) : 0;
+}
 
 Result register_window(Window &w, ofi::Region *data, ofi::Region *flags, Exchange *mine) {
   *data = {};
@@ -102,7 +171,7 @@ Result attach(Window &w, ofi::Region data, ofi::Region flags, const std::vector<
     s->peer_data.push_back(e.data);
     s->peer_flags.push_back(e.flags);
   }
-  for (ofi::Counter *c : {&s->post_trigger, &s->complete_trigger, &s->host_trigger, &s->put_done, &s->signal_done})
+  for (ofi::Counter *c : {&s->post_trigger, &s->complete_trigger, &s->host_trigger, &s->op_done, &s->signal_done})
     if (!(*c = f.make_counter())) return transport_failure("creating counters");
   s->watch_ids[0] = internode::doorbells().watch(&s->doorbell[0], s->post_trigger);
   s->watch_ids[1] = internode::doorbells().watch(&s->doorbell[1], s->complete_trigger);
@@ -110,17 +179,41 @@ Result attach(Window &w, ofi::Region data, ofi::Region flags, const std::vector<
   return ok();
 }
 
-Result detach(Window &w) {
+Result quiesce(Window &w) {
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
-  if (f.wait(s.put_done, s.puts_posted, wait_limit_ms()) != ofi::kOk ||
+  // The stream has run every list of the window. A list the watchdog skipped never rang its
+  // doorbell: ring the missing values here, so that its operations run and complete instead of
+  // staying queued on counters about to be released.
+  const std::pair<int, std::pair<uint64_t, ofi::Counter>> bells[] = {{0, {s.post_rings, s.post_trigger}},
+                                                                     {1, {s.complete_rings, s.complete_trigger}}};
+  for (const auto &[i, rung] : bells) {
+    const uint64_t word = std::atomic_ref<uint64_t>(s.doorbell[i]).load(std::memory_order_acquire);
+    if (word < rung.first && f.add(rung.second, rung.first - word))
+      return transport_failure("ringing the doorbells of skipped epochs");
+  }
+  if (f.wait(s.op_done, s.ops_posted, wait_limit_ms()) != ofi::kOk ||
       f.wait(s.signal_done, s.signals_posted, wait_limit_ms()) != ofi::kOk)
-    return fail(MPI_ERR_RMA_SYNC, "MPI_Win_free while triggered operations of the window have not completed "
-                                  "(synchronize the stream before freeing the window): " +
-                                      f.last_error());
+    return fail(MPI_ERR_RMA_SYNC,
+                "MPI_Win_free while triggered operations of the window have not completed (synchronize the stream "
+                "before freeing the window): " +
+                    f.last_error() + " [complete doorbell " + std::to_string(s.doorbell[1]) + " of " +
+                    std::to_string(s.complete_rings) + ", trigger " + std::to_string(f.read(s.complete_trigger)) +
+                    ", operations " + std::to_string(f.read(s.op_done)) + " of " + std::to_string(s.ops_posted) +
+                    ", signals " + std::to_string(f.read(s.signal_done)) + " of " +
+                    std::to_string(s.signals_posted) + "]");
+  return ok();
+}
+
+Result detach(Window &w) {
+  if (Result r = quiesce(w)) return r;
+  RemoteState &s = *w.remote;
+  ofi::Fabric &f = internode::fabric();
+  internode::forget_completed(s.op_done);
+  internode::forget_completed(s.signal_done);
   internode::doorbells().unwatch(s.watch_ids[0]);
   internode::doorbells().unwatch(s.watch_ids[1]);
-  for (ofi::Counter c : {s.post_trigger, s.complete_trigger, s.host_trigger, s.put_done, s.signal_done})
+  for (ofi::Counter c : {s.post_trigger, s.complete_trigger, s.host_trigger, s.op_done, s.signal_done})
     f.release_counter(c);
   if (s.data) f.deregister(s.data);
   f.deregister(s.flags);
@@ -149,22 +242,21 @@ Result post(Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
 
 Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list) {
   RemoteState &s = *w.remote;
-  const std::vector<RemotePut> &puts = w.access.remote_puts;
   if (targets.empty()) return ok();
   ofi::Fabric &f = internode::fabric();
-  const uint64_t nt = targets.size();
-  // One reservation, before anything is posted: the puts, a signal per target, and the local
-  // completion signal. A second one could wait for operations only this list's doorbell fires,
-  // and a refused one must leave nothing half posted.
-  const uint64_t local_done = puts.empty() ? 0 : 1;
-  if (Result r = internode::reserve(puts.size() + nt + local_done, s.signal_done, s.signals_posted + nt + local_done))
+  const uint64_t nt = targets.size(), nops = ops_of(w.access.remote_ops);
+  // One reservation, before anything is posted: the operations, a signal per target, and the
+  // local completion signal. A second one could wait for operations only this list's doorbell
+  // fires, and a refused one must leave nothing half posted.
+  const uint64_t local_done = nops ? 1 : 0;
+  if (Result r = internode::reserve(nops + nt + local_done, s.signal_done, s.signals_posted + nt + local_done))
     return r;
   const uint64_t ring = s.complete_rings + 1;
-  if (Result r = post_puts(w, s.complete_trigger, ring)) return r;
-  // Each target's complete signal follows every put posted so far (chained on their completion
-  // counter); an epoch without puts signals when the doorbell rings.
-  const ofi::Trigger signal = puts.empty() ? ofi::Trigger{s.complete_trigger, ring, s.signal_done}
-                                           : ofi::Trigger{s.put_done, s.puts_posted, s.signal_done};
+  if (Result r = post_ops(w, s.complete_trigger, ring)) return r;
+  // Each target's complete signal follows every operation posted so far (chained on their
+  // completion counter); an epoch without operations signals when the doorbell rings.
+  const ofi::Trigger signal = nops ? ofi::Trigger{s.op_done, s.ops_posted, s.signal_done}
+                                   : ofi::Trigger{s.complete_trigger, ring, s.signal_done};
   const uint64_t slot = (static_cast<uint64_t>(w.size) + w.rank) * sizeof(uint64_t);
   for (int t : targets)
     if (f.triggered_atomic_add_u64(1, w.peers[t].world_rank, s.peer_flags[t], slot, signal))
@@ -173,31 +265,31 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
   s.complete_rings = ring;
   list.signals.push_back(signal_item(&s.doorbell[1], ring));
   internode::doorbells().arm(s.watch_ids[1], ring);
-  if (!puts.empty()) {
-    // The origin buffers may be reused once the stream passes this epoch, so the stream waits
-    // for the puts: their completion counter triggers an add into our own flag slot (the stream
-    // cannot read NIC counters, seed 002 §3.2).
+  if (nops) {
+    // Origin buffers may be reused, and gotten data read, once the stream passes this epoch, so
+    // the stream waits for the operations: their completion counter triggers an add into our own
+    // flag slot (the stream cannot read NIC counters, seed 002 §3.2).
     const size_t slot = Window::remote_done_slot(w.size);
-    const ofi::Trigger done{s.put_done, s.puts_posted, s.signal_done};
+    const ofi::Trigger done{s.op_done, s.ops_posted, s.signal_done};
     if (f.triggered_atomic_add_u64(1, w.peers[w.rank].world_rank, s.peer_flags[w.rank], slot * sizeof(uint64_t), done))
       return transport_failure("posting the local completion signal");
     ++s.signals_posted;
-    list.trailing_waits.push_back(wait_item(w.flags + slot, ++s.put_epochs, w.rank, work::kWaitComplete));
+    list.trailing_waits.push_back(wait_item(w.flags + slot, ++s.op_epochs, w.rank, work::kWaitComplete));
   }
   return ok();
 }
 
 Result complete_now(Window &w) {
-  const std::vector<RemotePut> &puts = w.access.remote_puts;
-  if (puts.empty()) return ok();
+  const uint64_t nops = ops_of(w.access.remote_ops);
+  if (nops == 0) return ok();
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
-  if (Result r = internode::reserve(puts.size(), s.put_done, s.puts_posted + puts.size())) return r;
+  if (Result r = internode::reserve(nops, s.op_done, s.ops_posted + nops)) return r;
   const uint64_t ring = s.host_rings + 1;
-  if (Result r = post_puts(w, s.host_trigger, ring)) return r;
+  if (Result r = post_ops(w, s.host_trigger, ring)) return r;
   s.host_rings = ring;
-  if (f.add(s.host_trigger, 1) || f.wait(s.put_done, s.puts_posted, wait_limit_ms()))
-    return transport_failure("completing the epoch's puts");
+  if (f.add(s.host_trigger, 1) || f.wait(s.op_done, s.ops_posted, wait_limit_ms()))
+    return transport_failure("completing the epoch's operations");
   return ok();
 }
 

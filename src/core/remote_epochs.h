@@ -1,8 +1,8 @@
 // The inter-node side of epochs (DESIGN.md §4): peers on other nodes are reached with triggered
 // operations posted at enqueue time and fired when the stream rings a doorbell.
 //   post      a triggered atomic add into each remote origin's post slot, fired by the post doorbell
-//   complete  triggered puts fired by the complete doorbell, and per remote target an atomic add
-//             into its complete slot chained to the puts' completion counter
+//   complete  triggered puts, gets and accumulates fired by the complete doorbell, and per target
+//             an atomic add into its complete slot chained to the operations' completion counter
 //   wait      nothing here: the waits on the flag slots are the same as for node-local peers
 #pragma once
 #include <vector>
@@ -21,13 +21,19 @@ struct Exchange {
 Result register_window(Window &w, ofi::Region *data, ofi::Region *flags, Exchange *mine);
 Result attach(Window &w, ofi::Region data, ofi::Region flags, const std::vector<Exchange> &all);
 void release_registrations(ofi::Region data, ofi::Region flags);
-// Window destruction: waits for the window's triggered operations, then releases them.
+// Window destruction: quiesce() waits for the window's triggered operations; detach(), once no
+// peer targets the window any more, releases them and the registrations.
+Result quiesce(Window &w);
 Result detach(Window &w);
+
+// Triggered operations `op` takes (it is split where it exceeds what one carries); 0 where the
+// provider cannot do it (an accumulate of a type or operation it lacks).
+uint64_t fabric_operations(const RemoteOp &op);
 
 // Stream mode: posts the operations and adds the doorbell store to `list`.
 Result post(Window &w, const std::vector<int> &remote_origins, gpu::WorkList &list);
 Result complete(Window &w, const std::vector<int> &remote_targets, gpu::WorkList &list);
-// Host mode: moves the epoch's remote puts now and waits until they are complete.
+// Host mode: runs the epoch's fabric operations now and waits until they are complete.
 Result complete_now(Window &w);
 
 }  // namespace mpix::core::remote

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "remote_epochs.h"
+
 namespace mpix::core {
 namespace {
 
@@ -85,13 +87,22 @@ Result record(Window &w, const RmaRequest &q) {
     return fail(MPI_ERR_RMA_RANGE, who + ": bytes [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) +
                                        ") lie outside rank " + std::to_string(q.target_rank) + "'s window of " +
                                        std::to_string(peer.bytes) + " bytes");
-  if (!peer.node_local) {
-    // Another node: puts become triggered operations when the epoch completes.
-    if (q.kind != RmaKind::put)
+  // Peers on other nodes are reached through the fabric. So are accumulates to any peer of a window
+  // that has a fabric: NIC atomics and processor atomics on one element are not atomic together.
+  if (!peer.node_local || (it.kind == work::kAccumulate && w.remote)) {
+    const RemoteKind kind = q.kind == RmaKind::put   ? RemoteKind::put
+                            : q.kind == RmaKind::get ? RemoteKind::get
+                                                     : RemoteKind::accumulate;
+    const RemoteOp op{kind, q.origin, bytes, q.target_rank, offset, it.dtype, it.op};
+    if (remote::fabric_operations(op) == 0)
       return fail(MPI_ERR_UNSUPPORTED_OPERATION,
-                  who + " to a peer on another node is not supported yet (puts are); rank " +
-                      std::to_string(q.target_rank) + " is remote");
-    w.access.remote_puts.push_back(RemotePut{q.origin, bytes, q.target_rank, offset});
+                  who + " to rank " + std::to_string(q.target_rank) +
+                      ": the inter-node transport has no atomic for this element type and operation");
+    if (kind == RemoteKind::accumulate && (offset % work::dtype_size(it.dtype) != 0))
+      return fail(MPI_ERR_RMA_RANGE, who + ": the target offset " + std::to_string(offset) +
+                                         " is not aligned to the element size, as the network's atomics require");
+    w.access.remote_ops.push_back(op);
+    w.access.via_fabric[q.target_rank] = 1;
     return ok();
   }
   const uint64_t remote = reinterpret_cast<uint64_t>(peer.data.base) + offset;

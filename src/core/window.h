@@ -26,12 +26,16 @@ struct Peer {
   bool accumulate_lock = false;  // its memory is reached by copying: accumulates take its lock
 };
 
-// A put to a peer on another node: a triggered operation, posted when the epoch completes.
-struct RemotePut {
-  const void *src;
+// An operation on a peer reached through the fabric: triggered operations, posted when the epoch
+// completes and fired by its doorbell.
+enum class RemoteKind : uint8_t { put, get, accumulate };
+struct RemoteOp {
+  RemoteKind kind;
+  void *origin;  // read by puts and accumulates, written by gets
   uint64_t bytes;
   int target;
   uint64_t offset;
+  uint8_t dtype = 0, op = 0;  // accumulates: work::Dtype, work::AccOp
 };
 
 struct AccessEpoch {
@@ -40,7 +44,8 @@ struct AccessEpoch {
   std::vector<int> targets;      // window ranks
   std::vector<uint8_t> in_group;  // by window rank: is it a target of this epoch
   std::vector<work::Item> ops;   // recorded puts, gets, accumulates (addresses already resolved)
-  std::vector<RemotePut> remote_puts;
+  std::vector<RemoteOp> remote_ops;
+  std::vector<uint8_t> via_fabric;  // by window rank: this epoch reaches it through the fabric
 };
 
 struct ExposureEpoch {
@@ -57,18 +62,18 @@ struct RemoteState {
   ofi::Region data, flags;                               // our registrations
   std::vector<ofi::RemoteRegion> peer_data, peer_flags;  // by window rank
   ofi::Counter post_trigger, complete_trigger, host_trigger;
-  ofi::Counter put_done, signal_done;                    // completions
+  ofi::Counter op_done, signal_done;                     // completions
   uint64_t doorbell[2] = {0, 0};                         // [0] post rings, [1] complete rings
   uint64_t watch_ids[2] = {0, 0};
   uint64_t post_rings = 0, complete_rings = 0, host_rings = 0;
-  uint64_t puts_posted = 0, signals_posted = 0;
-  uint64_t put_epochs = 0;  // complete epochs with remote puts: what remote_done_slot will reach
+  uint64_t ops_posted = 0, signals_posted = 0;
+  uint64_t op_epochs = 0;  // complete epochs with fabric operations: what remote_done_slot will reach
 };
 
 // Flag area of each rank: slot [t] holds the last post signal from target t, slot [size + o] the
 // last complete signal from origin o, slot [2 * size] counts the work lists run on streams, and
 // slot [2 * size + 1] is the accumulate lock of windows peers reach by copying, and slot
-// [2 * size + 2] counts epochs whose puts to other nodes completed. Epoch values only grow, so
+// [2 * size + 2] counts epochs whose fabric operations completed. Epoch values only grow, so
 // slots are never reset.
 class Window {
  public:
@@ -110,7 +115,7 @@ class Window {
   uint64_t *accumulate_lock_of(int target) const {
     return reinterpret_cast<uint64_t *>(peers[target].flags.base) + 2 * size + 1;
   }
-  // Counts complete epochs whose puts to other nodes have completed (the NIC adds to it).
+  // Counts complete epochs whose fabric operations have completed (the NIC adds to it).
   static size_t remote_done_slot(int size) { return 2 * static_cast<size_t>(size) + 2; }
   static size_t flag_slots(int size) { return 2 * static_cast<size_t>(size) + 3; }
 };

@@ -175,7 +175,6 @@ Result free_window(MPI_Win *win, bool *memory_owned, void **base) {
     r = fail(MPI_ERR_RMA_SYNC, "MPI_Win_free with an exposure epoch still open (call MPI_Win_wait / "
                                "MPIX_Win_wait_stream first)");
   if (!r) r = drain_notifications(*w);
-  if (!r && w->remote) r = remote::detach(*w);
   // Stream work on this window that has not run yet still uses its memory: let it drain.
   const auto start = std::chrono::steady_clock::now();
   while (!r && be.read_flag(w->retire_slot()) < w->stream_lists) {
@@ -189,6 +188,9 @@ Result free_window(MPI_Win *win, bool *memory_owned, void **base) {
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
+  // Its triggered operations next (the stream has rung their doorbells by now). Registrations stay
+  // until the barrier below: peers' operations may still target them.
+  if (!r && w->remote) r = remote::quiesce(*w);
   int mine_ok = r ? 0 : 1, all_ok = 0;
   PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, w->comm);
   if (r) return r;

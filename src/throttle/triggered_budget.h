@@ -46,6 +46,7 @@ class TriggeredBudget {
   uint64_t capacity() const { return capacity_; }
   uint64_t in_use() const { return in_use_; }
   uint64_t outstanding_batches() const { return batches_.size(); }
+  uint64_t oldest_batch() const { return batches_.empty() ? 0 : batches_.front().id; }  // 0: none
   const Stats &stats() const { return stats_; }
 
  private:

@@ -15,7 +15,8 @@ using namespace mt;
 
 namespace {
 
-constexpr size_t kN = 1 << 15;  // elements per (type, op) region: large, so that concurrent origins overlap
+// Elements per (type, op) region: large, so that concurrent origins overlap (--elements=N).
+size_t kN = 1 << 15;
 constexpr int kEpochs = 4;      // accumulate epochs before the check
 
 const MPI_Op kOps[] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_REPLACE};
@@ -279,6 +280,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "create") == 0) kind = WinKind::create;
     if (std::strcmp(argv[i], "allocate") == 0) kind = WinKind::allocate;
+    if (std::strncmp(argv[i], "--elements=", 11) == 0) kN = std::strtoull(argv[i] + 11, nullptr, 10);
   }
   const double t0 = now_s();
   {

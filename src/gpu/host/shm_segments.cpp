@@ -26,6 +26,12 @@ void *create(size_t bytes) {
   char name[96];
   std::snprintf(name, sizeof name, "/mpixst.%d.%u", static_cast<int>(getpid()), g_counter++);
   int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    // Names carry our pid, so this one was left by a dead process that had the same pid (a crash
+    // skips the unlink): it is stale, and no live process can be using it.
+    shm_unlink(name);
+    fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  }
   if (fd < 0) return nullptr;
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     int e = errno;

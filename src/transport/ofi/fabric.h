@@ -64,6 +64,11 @@ struct RemoteRegion {
   uint64_t bytes = 0;
 };
 
+// Element types and operations of accumulates (array atomics).
+enum class AtomicType { i32, i64, f32, f64 };
+enum class AtomicOp { sum, min, max, replace };
+size_t atomic_type_bytes(AtomicType type);
+
 // When a triggered operation runs (`counter` reaches `threshold`) and which counter counts it
 // complete (by one, once its data is visible at the target).
 struct Trigger {
@@ -120,6 +125,15 @@ class Fabric {
   // `remote`. Atomic operands are copied: the provider reads them when the operation fires.
   Status triggered_put(const void *local, size_t bytes, Region local_region, int peer,
                        const RemoteRegion &remote, uint64_t remote_offset, const Trigger &trigger);
+  // Reads `bytes` of the remote range into `local`.
+  Status triggered_get(void *local, size_t bytes, Region local_region, int peer, const RemoteRegion &remote,
+                       uint64_t remote_offset, const Trigger &trigger);
+  // Combines `count` elements at `local` into the remote range, element by element atomically;
+  // count is at most atomic_count_limit(type, op).
+  Status triggered_accumulate(const void *local, size_t count, AtomicType type, AtomicOp op, Region local_region,
+                              int peer, const RemoteRegion &remote, uint64_t remote_offset, const Trigger &trigger);
+  // Elements one accumulate may carry; 0 where the provider lacks the type or operation.
+  size_t atomic_count_limit(AtomicType type, AtomicOp op) const;
   Status triggered_atomic_add_u64(uint64_t value, int peer, const RemoteRegion &remote,
                                   uint64_t remote_offset, const Trigger &trigger);
   Status triggered_atomic_write_u64(uint64_t value, int peer, const RemoteRegion &remote,

@@ -59,7 +59,7 @@ struct RegionEntry {
   RemoteRegion remote;
 };
 
-enum class OpKind { put, atomic };
+enum class OpKind { put, get, atomic };
 
 struct Fabric::Impl {
   fi_info *info = nullptr;
@@ -116,10 +116,16 @@ struct Fabric::Impl {
   uint64_t read_errors(Counter c);
   Status wait(Counter c, uint64_t value, uint64_t timeout_ms);
   void progress();
-  Status put(TriggerStyle s, const void *local, size_t bytes, Region local_region, fi_addr_t dest,
+  // Puts and gets: `local` lies inside `local_region`.
+  Status rma(TriggerStyle s, OpKind kind, void *local, size_t bytes, Region local_region, fi_addr_t dest,
              const RemoteRegion &remote, uint64_t remote_offset, const Trigger &trigger);
-  Status atomic(TriggerStyle s, fi_op op, uint64_t value, fi_addr_t dest, const RemoteRegion &remote,
-                uint64_t remote_offset, const Trigger &trigger);
+  // An atomic of `count` elements from `local` (inside `local_region`), or of one 64-bit operand
+  // kept in the record when `local` is null.
+  Status atomic(TriggerStyle s, fi_op op, fi_datatype type, const void *local, size_t count, Region local_region,
+                uint64_t operand, fi_addr_t dest, const RemoteRegion &remote, uint64_t remote_offset,
+                const Trigger &trigger);
+  // The local descriptor of [p, p + bytes) inside `r`, or an error naming `what`.
+  Status local_range(Region r, const void *p, size_t bytes, const char *what, void **desc);
   Status submit(TriggerStyle s, OpKind kind, uint32_t rec, const Trigger &trigger);
 
   // probe.cpp

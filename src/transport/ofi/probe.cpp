@@ -42,12 +42,12 @@ Fabric::Impl::Probe Fabric::Impl::probe(TriggerStyle s, std::string *why) {
   std::atomic_ref<uint64_t>(probe_words[1]).store(0);
   std::atomic_ref<uint64_t>(probe_words[2]).store(0);
 
-  if (put(s, &probe_words[0], 8, probe_region, self, remote, 8, Trigger{trig, 1, put_done})) {
+  if (rma(s, OpKind::put, &probe_words[0], 8, probe_region, self, remote, 8, Trigger{trig, 1, put_done})) {
     *why = "put: " + last();
     release();
     return Probe::refused;
   }
-  if (atomic(s, FI_SUM, 1, self, remote, 16, Trigger{put_done, 1, sig_done})) {
+  if (atomic(s, FI_SUM, FI_UINT64, nullptr, 1, Region{}, 1, self, remote, 16, Trigger{put_done, 1, sig_done})) {
     *why = "atomic: " + last();
     // Let the queued put run so that nothing stays queued.
     add(trig, 1);

@@ -16,7 +16,31 @@ constexpr auto kAgainLimit = std::chrono::seconds(1);
 // Data is visible at the target when a put completes: the chained signal may then announce it.
 constexpr uint64_t kOpFlags = FI_DELIVERY_COMPLETE;
 
+fi_datatype ofi_datatype(AtomicType t) {
+  switch (t) {
+    case AtomicType::i32: return FI_INT32;
+    case AtomicType::i64: return FI_INT64;
+    case AtomicType::f32: return FI_FLOAT;
+    case AtomicType::f64: return FI_DOUBLE;
+  }
+  return FI_INT64;
+}
+
+fi_op ofi_op(AtomicOp op) {
+  switch (op) {
+    case AtomicOp::sum: return FI_SUM;
+    case AtomicOp::min: return FI_MIN;
+    case AtomicOp::max: return FI_MAX;
+    case AtomicOp::replace: return FI_ATOMIC_WRITE;
+  }
+  return FI_SUM;
+}
+
+size_t ofi_datatype_bytes(fi_datatype t) { return (t == FI_INT32 || t == FI_UINT32 || t == FI_FLOAT) ? 4 : 8; }
+
 }  // namespace
+
+size_t atomic_type_bytes(AtomicType type) { return ofi_datatype_bytes(ofi_datatype(type)); }
 
 // Releases the records of completed operations. A counter tells how many of its operations
 // completed, not which, and they complete out of order; but an operation whose trigger counter is
@@ -91,7 +115,7 @@ Status Fabric::Impl::endpoint_for(CounterEntry *completion, fid_ep **out) {
     int rc = fi_endpoint(domain, info, &e, nullptr);
     if (!rc) rc = fi_ep_bind(e, &av->fid, 0);
     if (!rc) rc = fi_ep_bind(e, &cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION);
-    if (!rc) rc = fi_ep_bind(e, &completion->cntr->fid, FI_WRITE);
+    if (!rc) rc = fi_ep_bind(e, &completion->cntr->fid, FI_WRITE | FI_READ);
     if (!rc) rc = fi_enable(e);
     if (rc) {
       if (e) fi_close(&e->fid);
@@ -103,31 +127,38 @@ Status Fabric::Impl::endpoint_for(CounterEntry *completion, fid_ep **out) {
   return kOk;
 }
 
-Status Fabric::Impl::put(TriggerStyle s, const void *local, size_t bytes, Region local_region,
+Status Fabric::Impl::local_range(Region local_region, const void *local, size_t bytes, const char *what,
+                                 void **desc) {
+  const char *p = static_cast<const char *>(local);
+  RegionEntry *r = region(local_region);
+  if (!r || p < r->base || bytes > r->bytes || p - r->base > static_cast<ptrdiff_t>(r->bytes - bytes))
+    return fail(kErrArg, std::string(what) + ": the local buffer lies outside its registered region");
+  *desc = r->desc;
+  return kOk;
+}
+
+Status Fabric::Impl::rma(TriggerStyle s, OpKind kind, void *local, size_t bytes, Region local_region,
                          fi_addr_t dest, const RemoteRegion &remote, uint64_t remote_offset,
                          const Trigger &trigger) {
-  const char *p = static_cast<const char *>(local);
+  const char *what = kind == OpKind::put ? "triggered_put" : "triggered_get";
   void *desc = nullptr;
   {
     std::lock_guard lock(mu);
-    RegionEntry *r = region(local_region);
-    if (!r || p < r->base || bytes > r->bytes || p - r->base > static_cast<ptrdiff_t>(r->bytes - bytes))
-      return fail(kErrArg, "triggered_put: the source lies outside its registered region");
+    if (Status st = local_range(local_region, local, bytes, what, &desc)) return st;
     if (remote_offset > remote.bytes || bytes > remote.bytes - remote_offset)
-      return fail(kErrArg, "triggered_put: " + std::to_string(bytes) + " bytes at offset " +
+      return fail(kErrArg, std::string(what) + ": " + std::to_string(bytes) + " bytes at offset " +
                                std::to_string(remote_offset) + " exceed the remote region of " +
                                std::to_string(remote.bytes) + " bytes");
     if (bytes > info->ep_attr->max_msg_size)
-      return fail(kErrArg, "triggered_put: " + std::to_string(bytes) + " bytes exceed the provider's " +
+      return fail(kErrArg, std::string(what) + ": " + std::to_string(bytes) + " bytes exceed the provider's " +
                                std::to_string(info->ep_attr->max_msg_size));
-    if (bytes == 0) return fail(kErrArg, "triggered_put: zero bytes");
-    desc = r->desc;
+    if (bytes == 0) return fail(kErrArg, std::string(what) + ": zero bytes");
   }
   uint32_t rec;
-  if (Status st = take_record("triggered_put", &rec)) return st;
+  if (Status st = take_record(what, &rec)) return st;
   OpRecord &o = records[rec];  // ours until submitted
   o = OpRecord{};
-  o.iov = {const_cast<char *>(p), bytes};
+  o.iov = {local, bytes};
   o.desc = desc;
   o.rma_iov = {remote.base + remote_offset, bytes, remote.key};
   o.rma.msg.msg_iov = &o.iov;
@@ -136,34 +167,45 @@ Status Fabric::Impl::put(TriggerStyle s, const void *local, size_t bytes, Region
   o.rma.msg.addr = dest;
   o.rma.msg.rma_iov = &o.rma_iov;
   o.rma.msg.rma_iov_count = 1;
-  return submit(s, OpKind::put, rec, trigger);
+  return submit(s, kind, rec, trigger);
 }
 
-Status Fabric::Impl::atomic(TriggerStyle s, fi_op op, uint64_t value, fi_addr_t dest,
-                            const RemoteRegion &remote, uint64_t remote_offset, const Trigger &trigger) {
+Status Fabric::Impl::atomic(TriggerStyle s, fi_op op, fi_datatype type, const void *local, size_t count,
+                            Region local_region, uint64_t operand, fi_addr_t dest, const RemoteRegion &remote,
+                            uint64_t remote_offset, const Trigger &trigger) {
+  const size_t elem = ofi_datatype_bytes(type);
+  void *desc = records_desc;
   {
     std::lock_guard lock(mu);
-    if (op == FI_ATOMIC_WRITE && !atomic_write)
+    if (op == FI_ATOMIC_WRITE && type == FI_UINT64 && !local && !atomic_write)
       return fail(kErrUnsupported, "triggered_atomic_write_u64: " + provider + " has no 64-bit atomic write");
-    if (remote_offset % 8 || remote_offset > remote.bytes || remote.bytes - remote_offset < 8)
-      return fail(kErrArg, "triggered atomic: offset " + std::to_string(remote_offset) +
-                               " is unaligned or outside the remote region");
+    if (count == 0) return fail(kErrArg, "triggered atomic: zero elements");
+    if (remote_offset % elem || remote_offset > remote.bytes || (remote.bytes - remote_offset) / elem < count)
+      return fail(kErrArg, "triggered atomic: offset " + std::to_string(remote_offset) + " and " +
+                               std::to_string(count) + " elements are unaligned or outside the remote region");
+    if (local) {
+      if (Status st = local_range(local_region, local, count * elem, "triggered accumulate", &desc)) return st;
+      size_t limit = 0;
+      if (fi_atomicvalid(ep, type, op, &limit) || limit < count)
+        return fail(kErrUnsupported, "triggered accumulate: " + provider + " takes " + std::to_string(limit) +
+                                         " elements of this type and operation, not " + std::to_string(count));
+    }
   }
   uint32_t rec;
   if (Status st = take_record("triggered atomic", &rec)) return st;
   OpRecord &o = records[rec];
   o = OpRecord{};
-  o.operand = value;
-  o.desc = records_desc;
-  o.ioc = {&o.operand, 1};
-  o.rma_ioc = {remote.base + remote_offset, 1, remote.key};
+  o.operand = operand;
+  o.desc = desc;
+  o.ioc = {local ? const_cast<void *>(local) : &o.operand, count};
+  o.rma_ioc = {remote.base + remote_offset, count, remote.key};
   o.atomic.msg.msg_iov = &o.ioc;
   o.atomic.msg.desc = &o.desc;
   o.atomic.msg.iov_count = 1;
   o.atomic.msg.addr = dest;
   o.atomic.msg.rma_iov = &o.rma_ioc;
   o.atomic.msg.rma_iov_count = 1;
-  o.atomic.msg.datatype = FI_UINT64;
+  o.atomic.msg.datatype = type;
   o.atomic.msg.op = op;
   return submit(s, OpKind::atomic, rec, trigger);
 }
@@ -192,12 +234,12 @@ Status Fabric::Impl::submit(TriggerStyle s, OpKind kind, uint32_t rec, const Tri
       o.work.threshold = trigger.threshold;
       o.work.triggering_cntr = trig->cntr;
       o.work.completion_cntr = done->cntr;
-      if (kind == OpKind::put) {
-        o.work.op_type = FI_OP_WRITE;
+      if (kind != OpKind::atomic) {
+        o.work.op_type = kind == OpKind::put ? FI_OP_WRITE : FI_OP_READ;
         o.work.op.rma = &o.rma;
         o.rma.ep = ep;
         o.rma.msg.context = &o.work.context;
-        o.rma.flags = kOpFlags;
+        o.rma.flags = kind == OpKind::put ? kOpFlags : 0;  // a read completes once its data is here
       } else {
         o.work.op_type = FI_OP_ATOMIC;
         o.work.op.atomic = &o.atomic;
@@ -222,6 +264,8 @@ Status Fabric::Impl::submit(TriggerStyle s, OpKind kind, uint32_t rec, const Tri
       rc = fi_control(&dom->fid, FI_QUEUE_WORK, &o.work);
     else if (kind == OpKind::put)
       rc = fi_writemsg(target_ep, &o.rma.msg, FI_TRIGGER | kOpFlags);
+    else if (kind == OpKind::get)
+      rc = fi_readmsg(target_ep, &o.rma.msg, FI_TRIGGER);
     else
       rc = fi_atomicmsg(target_ep, &o.atomic.msg, FI_TRIGGER | kOpFlags);
     if (rc != -FI_EAGAIN || std::chrono::steady_clock::now() - start > kAgainLimit) break;
@@ -238,6 +282,7 @@ Status Fabric::Impl::submit(TriggerStyle s, OpKind kind, uint32_t rec, const Tri
   free_records.push_back(rec);
   const char *call = s == TriggerStyle::deferred_work_queue ? "fi_control(FI_QUEUE_WORK)"
                      : kind == OpKind::put                  ? "fi_writemsg(FI_TRIGGER)"
+                     : kind == OpKind::get                  ? "fi_readmsg(FI_TRIGGER)"
                                                             : "fi_atomicmsg(FI_TRIGGER)";
   if (rc == -FI_EAGAIN)
     return fail(kErrBusy, std::string(call) + ": the provider answered -FI_EAGAIN (queue full) for " +
@@ -258,21 +303,47 @@ Status Fabric::triggered_put(const void *local, size_t bytes, Region local_regio
                              const RemoteRegion &remote, uint64_t remote_offset, const Trigger &trigger) {
   fi_addr_t dest;
   if (Status s = impl_->peer_address(peer, &dest)) return s;
-  return impl_->put(impl_->style, local, bytes, local_region, dest, remote, remote_offset, trigger);
+  return impl_->rma(impl_->style, OpKind::put, const_cast<void *>(local), bytes, local_region, dest, remote,
+                    remote_offset, trigger);
+}
+
+Status Fabric::triggered_get(void *local, size_t bytes, Region local_region, int peer, const RemoteRegion &remote,
+                             uint64_t remote_offset, const Trigger &trigger) {
+  fi_addr_t dest;
+  if (Status s = impl_->peer_address(peer, &dest)) return s;
+  return impl_->rma(impl_->style, OpKind::get, local, bytes, local_region, dest, remote, remote_offset, trigger);
+}
+
+Status Fabric::triggered_accumulate(const void *local, size_t count, AtomicType type, AtomicOp op,
+                                    Region local_region, int peer, const RemoteRegion &remote,
+                                    uint64_t remote_offset, const Trigger &trigger) {
+  fi_addr_t dest;
+  if (Status s = impl_->peer_address(peer, &dest)) return s;
+  if (!local) return impl_->fail(kErrArg, "triggered_accumulate: null buffer");
+  return impl_->atomic(impl_->style, ofi_op(op), ofi_datatype(type), local, count, local_region, 0, dest, remote,
+                       remote_offset, trigger);
+}
+
+size_t Fabric::atomic_count_limit(AtomicType type, AtomicOp op) const {
+  size_t count = 0;
+  if (fi_atomicvalid(impl_->ep, ofi_datatype(type), ofi_op(op), &count)) return 0;
+  return count;
 }
 
 Status Fabric::triggered_atomic_add_u64(uint64_t value, int peer, const RemoteRegion &remote,
                                         uint64_t remote_offset, const Trigger &trigger) {
   fi_addr_t dest;
   if (Status s = impl_->peer_address(peer, &dest)) return s;
-  return impl_->atomic(impl_->style, FI_SUM, value, dest, remote, remote_offset, trigger);
+  return impl_->atomic(impl_->style, FI_SUM, FI_UINT64, nullptr, 1, Region{}, value, dest, remote, remote_offset,
+                       trigger);
 }
 
 Status Fabric::triggered_atomic_write_u64(uint64_t value, int peer, const RemoteRegion &remote,
                                           uint64_t remote_offset, const Trigger &trigger) {
   fi_addr_t dest;
   if (Status s = impl_->peer_address(peer, &dest)) return s;
-  return impl_->atomic(impl_->style, FI_ATOMIC_WRITE, value, dest, remote, remote_offset, trigger);
+  return impl_->atomic(impl_->style, FI_ATOMIC_WRITE, FI_UINT64, nullptr, 1, Region{}, value, dest, remote,
+                       remote_offset, trigger);
 }
 
 size_t Fabric::pending_ops() {
