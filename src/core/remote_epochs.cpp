@@ -185,13 +185,13 @@ Result quiesce(Window &w) {
   // The stream has run every list of the window. A list the watchdog skipped never rang its
   // doorbell: ring the missing values here, so that its operations run and complete instead of
   // staying queued on counters about to be released.
-  const std::pair<int, std::pair<uint64_t, ofi::Counter>> bells[] = {{0, {s.post_rings, s.post_trigger}},
-                                                                     {1, {s.complete_rings, s.complete_trigger}}};
-  for (const auto &[i, rung] : bells) {
-    const uint64_t word = std::atomic_ref<uint64_t>(s.doorbell[i]).load(std::memory_order_acquire);
-    if (word < rung.first && f.add(rung.second, rung.first - word))
-      return transport_failure("ringing the doorbells of skipped epochs");
-  }
+  auto ring_missing = [&](uint64_t &doorbell, uint64_t rings, ofi::Counter trigger) {
+    const uint64_t word = std::atomic_ref<uint64_t>(doorbell).load(std::memory_order_acquire);
+    return word >= rings || f.add(trigger, rings - word) == ofi::kOk;
+  };
+  if (!ring_missing(s.doorbell[0], s.post_rings, s.post_trigger) ||
+      !ring_missing(s.doorbell[1], s.complete_rings, s.complete_trigger))
+    return transport_failure("ringing the doorbells of skipped epochs");
   if (f.wait(s.op_done, s.ops_posted, wait_limit_ms()) != ofi::kOk ||
       f.wait(s.signal_done, s.signals_posted, wait_limit_ms()) != ofi::kOk)
     return fail(MPI_ERR_RMA_SYNC,

@@ -80,6 +80,13 @@ bool open_objects(Fabric::Impl &impl, std::string *why) {
     return *why = "no 64-bit atomic sum (FI_UINT64, FI_SUM)", false;
   count = 0;
   impl.atomic_write = fi_atomicvalid(impl.ep, FI_UINT64, FI_ATOMIC_WRITE, &count) == 0 && count > 0;
+  // Accumulate limits, asked once: the core splits every accumulate by them on each epoch.
+  for (AtomicType t : {AtomicType::i32, AtomicType::i64, AtomicType::f32, AtomicType::f64})
+    for (AtomicOp o : {AtomicOp::sum, AtomicOp::min, AtomicOp::max, AtomicOp::replace}) {
+      size_t limit = 0;
+      if (fi_atomicvalid(impl.ep, ofi_datatype(t), ofi_op(o), &limit) == 0)
+        impl.atomic_limits[static_cast<int>(t)][static_cast<int>(o)] = limit;
+    }
 
   std::vector<uint8_t> self;
   if ((rc = endpoint_name(impl.ep, &self))) return *why = fi_error_text("fi_getname", rc), false;

@@ -79,6 +79,8 @@ struct Fabric::Impl {
   bool poke_triggers = false;  // sockets: see Fabric::progress()
   bool atomic_write = false;
   uint64_t triggered_limit = 0;
+  // Elements one accumulate may carry, by AtomicType and AtomicOp (fi_atomicvalid at open; 0: none).
+  size_t atomic_limits[4][4] = {};
   uint64_t next_key = 1;  // requested MR keys when the provider does not choose them
 
   std::unique_ptr<OpRecord[]> records;
@@ -135,5 +137,7 @@ struct Fabric::Impl {
 };
 
 std::string fi_error_text(const char *call, long ret);
+fi_datatype ofi_datatype(AtomicType type);
+fi_op ofi_op(AtomicOp op);
 
 }  // namespace mpix::ofi

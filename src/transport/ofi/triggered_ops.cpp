@@ -16,6 +16,10 @@ constexpr auto kAgainLimit = std::chrono::seconds(1);
 // Data is visible at the target when a put completes: the chained signal may then announce it.
 constexpr uint64_t kOpFlags = FI_DELIVERY_COMPLETE;
 
+size_t ofi_datatype_bytes(fi_datatype t) { return (t == FI_INT32 || t == FI_UINT32 || t == FI_FLOAT) ? 4 : 8; }
+
+}  // namespace
+
 fi_datatype ofi_datatype(AtomicType t) {
   switch (t) {
     case AtomicType::i32: return FI_INT32;
@@ -35,10 +39,6 @@ fi_op ofi_op(AtomicOp op) {
   }
   return FI_SUM;
 }
-
-size_t ofi_datatype_bytes(fi_datatype t) { return (t == FI_INT32 || t == FI_UINT32 || t == FI_FLOAT) ? 4 : 8; }
-
-}  // namespace
 
 size_t atomic_type_bytes(AtomicType type) { return ofi_datatype_bytes(ofi_datatype(type)); }
 
@@ -183,13 +183,8 @@ Status Fabric::Impl::atomic(TriggerStyle s, fi_op op, fi_datatype type, const vo
     if (remote_offset % elem || remote_offset > remote.bytes || (remote.bytes - remote_offset) / elem < count)
       return fail(kErrArg, "triggered atomic: offset " + std::to_string(remote_offset) + " and " +
                                std::to_string(count) + " elements are unaligned or outside the remote region");
-    if (local) {
+    if (local)
       if (Status st = local_range(local_region, local, count * elem, "triggered accumulate", &desc)) return st;
-      size_t limit = 0;
-      if (fi_atomicvalid(ep, type, op, &limit) || limit < count)
-        return fail(kErrUnsupported, "triggered accumulate: " + provider + " takes " + std::to_string(limit) +
-                                         " elements of this type and operation, not " + std::to_string(count));
-    }
   }
   uint32_t rec;
   if (Status st = take_record("triggered atomic", &rec)) return st;
@@ -319,15 +314,21 @@ Status Fabric::triggered_accumulate(const void *local, size_t count, AtomicType 
                                     uint64_t remote_offset, const Trigger &trigger) {
   fi_addr_t dest;
   if (Status s = impl_->peer_address(peer, &dest)) return s;
-  if (!local) return impl_->fail(kErrArg, "triggered_accumulate: null buffer");
+  {
+    std::lock_guard lock(impl_->mu);
+    if (!local) return impl_->fail(kErrArg, "triggered_accumulate: null buffer");
+    const size_t limit = atomic_count_limit(type, op);
+    if (count > limit)
+      return impl_->fail(kErrUnsupported, "triggered accumulate: " + impl_->provider + " takes " +
+                                              std::to_string(limit) + " elements of this type and operation, not " +
+                                              std::to_string(count));
+  }
   return impl_->atomic(impl_->style, ofi_op(op), ofi_datatype(type), local, count, local_region, 0, dest, remote,
                        remote_offset, trigger);
 }
 
 size_t Fabric::atomic_count_limit(AtomicType type, AtomicOp op) const {
-  size_t count = 0;
-  if (fi_atomicvalid(impl_->ep, ofi_datatype(type), ofi_op(op), &count)) return 0;
-  return count;
+  return impl_->atomic_limits[static_cast<int>(type)][static_cast<int>(op)];
 }
 
 Status Fabric::triggered_atomic_add_u64(uint64_t value, int peer, const RemoteRegion &remote,
