@@ -12,13 +12,13 @@
 namespace {
 using mpix::work::Item;
 
-// Returns false when the watchdog fired.
+// Waits for items [first, first + count) with the block's threads; false when the watchdog fired.
 template <typename Params>
-__device__ bool wait_flags(const Params &p) {
+__device__ bool wait_flags(const Params &p, int first, int count) {
   __shared__ int timed_out;
   if (threadIdx.x == 0) timed_out = 0;
   __syncthreads();
-  for (int i = threadIdx.x; i < p.h.nwait; i += blockDim.x) {
+  for (int i = first + threadIdx.x; i < first + count; i += blockDim.x) {
     const Item &it = p.items[i];
     const uint64_t *flag = reinterpret_cast<const uint64_t *>(it.a);
     uint64_t start = p.h.watchdog_ns ? mpix_clock_ns() : 0;
@@ -88,13 +88,26 @@ __device__ void accumulate(const Item &it, uint64_t tid, uint64_t nthreads) {
   }
 }
 
+// The ranges one origin staged for this window (work_items.h): mirror -> window, all threads.
+__device__ void copy_staged(const Item &it, uint64_t tid, uint64_t nthreads) {
+  const auto *ranges = reinterpret_cast<const volatile mpix::work::StagedRanges *>(
+      mpix::work::staged_ranges_at(it.b, it.bytes, it.peer));
+  const uint64_t n = ranges->count;
+  for (uint64_t r = 0; r < n && r < mpix::work::kStagedRangesMax; ++r) {
+    const uint64_t offset = ranges->range[r].offset, bytes = ranges->range[r].bytes;
+    if (offset > it.bytes || bytes > it.bytes - offset) continue;  // the origin checked; never trust the network
+    copy_bytes(reinterpret_cast<char *>(it.a) + offset, reinterpret_cast<const char *>(it.b) + offset, bytes, tid,
+               nthreads);
+  }
+}
+
 template <int N>
 __global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
   // A wait the watchdog ended skips the epoch's data and stores; its counting signals (the
   // window's retire count) still run, so the host sees the list as finished.
   const bool waited =
-      wait_flags(p) && !((p.h.bits & mpix::work::kSkipIfWatchdogFired) &&
-                         reinterpret_cast<volatile mpix::work::WatchdogMailbox *>(p.h.mailbox_addr)->fired);
+      wait_flags(p, 0, p.h.nwait) && !((p.h.bits & mpix::work::kSkipIfWatchdogFired) &&
+                                       reinterpret_cast<volatile mpix::work::WatchdogMailbox *>(p.h.mailbox_addr)->fired);
   const uint64_t tid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const uint64_t nthreads = uint64_t(gridDim.x) * blockDim.x;
   const int first = p.h.nwait, end_ops = p.h.nwait + p.h.ncopy;
@@ -102,6 +115,13 @@ __global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
     const Item &it = p.items[i];
     if (it.kind == mpix::work::kCopy) {
       copy_bytes(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes, tid, nthreads);
+    } else if (it.kind == mpix::work::kCopyStaged) {
+      copy_staged(it, tid, nthreads);
+    } else if (it.kind == mpix::work::kStore2) {
+      if (tid == 0) {
+        reinterpret_cast<volatile uint64_t *>(it.a)[0] = it.b;
+        reinterpret_cast<volatile uint64_t *>(it.a)[1] = it.bytes;
+      }
     } else {
       switch (it.dtype) {
         case mpix::work::kInt32: accumulate<int32_t, unsigned int>(it, tid, nthreads); break;
@@ -116,7 +136,8 @@ __global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
       }
     }
   }
-  if (p.h.nsignal == 0) return;
+  const int end_signals = end_ops + p.h.nsignal, end_trail = end_signals + p.h.ntrail;
+  if (end_trail + p.h.ncount == end_ops) return;
 
   mpix_fence_sys();  // this thread's data stores before any signal
   __syncthreads();
@@ -130,20 +151,24 @@ __global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
     if (!last) return;
     mpix_fence_sys();
   }
-  for (int i = end_ops + threadIdx.x; i < end_ops + p.h.nsignal; i += blockDim.x) {
-    const Item &it = p.items[i];
-    if (it.flags & mpix::work::kSignalAdd)
-      atomicAdd_system(reinterpret_cast<unsigned long long *>(it.a), static_cast<unsigned long long>(it.b));
-    else if (waited)
-      mpix_store_release_sys(reinterpret_cast<uint64_t *>(it.a), it.b);
+  for (int i = end_ops + threadIdx.x; waited && i < end_signals; i += blockDim.x)
+    mpix_store_release_sys(reinterpret_cast<uint64_t *>(p.items[i].a), p.items[i].b);
+  // Trailing waits: what the signals started (a doorbell rung) has finished.
+  if (p.h.ntrail) {
+    __syncthreads();
+    (void)wait_flags(p, end_signals, waited ? p.h.ntrail : 0);
   }
+  for (int i = end_trail + threadIdx.x; i < end_trail + p.h.ncount; i += blockDim.x)
+    atomicAdd_system(reinterpret_cast<unsigned long long *>(p.items[i].a), static_cast<unsigned long long>(p.items[i].b));
 }
+
+int item_count(const mpix::work::LaunchHeader &h) { return h.nwait + h.ncopy + h.nsignal + h.ntrail + h.ncount; }
 
 template <int N>
 void launch_with_capacity(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream) {
   mpix::work::LaunchParamsN<N> p;
   p.h = params.h;
-  const int n = params.h.nwait + params.h.ncopy + params.h.nsignal;
+  const int n = item_count(params.h);
   for (int i = 0; i < n; ++i) p.items[i] = params.items[i];
   epoch_kernel<N><<<blocks, threads, 0, static_cast<mpix_gpu_stream_t>(stream)>>>(p);
 }
@@ -152,7 +177,7 @@ void launch_with_capacity(const mpix::work::LaunchParams &params, int blocks, in
 // Launches the instance with the smallest parameter block that holds the list.
 int mpix_launch_epoch_kernel(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream) {
   constexpr const int *caps = mpix::work::kLaunchCapacities;
-  const int n = params.h.nwait + params.h.ncopy + params.h.nsignal;
+  const int n = item_count(params.h);
   if (n <= caps[0]) launch_with_capacity<caps[0]>(params, blocks, threads, stream);
   else if (n <= caps[1]) launch_with_capacity<caps[1]>(params, blocks, threads, stream);
   else if (n <= caps[2]) launch_with_capacity<caps[2]>(params, blocks, threads, stream);

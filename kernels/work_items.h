@@ -16,7 +16,34 @@ enum ItemKind : uint8_t {
   // Host backend only: a spin lock around an accumulate into memory peers reach by copying.
   kLockAcquire = 5,  // a: lock word address
   kLockRelease = 6,
+  // Staged inter-node puts (see StagedRanges below).
+  kStore2 = 7,       // before the signals: the words at a and a + 8 become b and `bytes` (plain stores)
+  kCopyStaged = 8,   // copies the ranges origin `peer` described from the mirror at b into the window at
+                     // a; `bytes` is the window size (the mirror's too: bounds and grid size)
 };
+
+// Staged inter-node puts. Where the network cannot reach window memory (device memory without
+// FI_HMEM), puts land in a host "mirror" of the target window at their window offsets, and each
+// origin describes its put ranges in its own block after the mirror. The target's wait copies
+// those ranges into the window and clears the block, so a later epoch never replays them.
+struct StagedRange {
+  uint64_t offset, bytes;
+};
+constexpr int kStagedRangesMax = 64;
+struct StagedRanges {
+  uint64_t count;
+  uint64_t pad;
+  StagedRange range[kStagedRangesMax];
+};
+// The mirror is rounded up to this, so the descriptor blocks that follow it stay aligned.
+constexpr uint64_t kMirrorAlign = 64;
+inline constexpr uint64_t staged_mirror_bytes(uint64_t window_bytes) {
+  return (window_bytes + kMirrorAlign - 1) / kMirrorAlign * kMirrorAlign;
+}
+// Where origin `origin`'s block lies, given the mirror's start and the window size.
+inline constexpr uint64_t staged_ranges_at(uint64_t mirror, uint64_t window_bytes, int origin) {
+  return mirror + staged_mirror_bytes(window_bytes) + static_cast<uint64_t>(origin) * sizeof(StagedRanges);
+}
 
 enum Dtype : uint8_t { kInt32 = 0, kInt64 = 1, kFloat = 2, kDouble = 3 };
 enum AccOp : uint8_t { kSum = 0, kMax = 1, kMin = 2, kReplace = 3 };
@@ -53,8 +80,11 @@ enum LaunchBits : uint16_t {
   kSkipIfWatchdogFired = 2,  // the rest of a list whose first launch may have timed out
 };
 
+// Items of a launch, in order: waits, ops (copies, accumulates, stores), signals (stores, the
+// last block), trailing waits (that block, after its signals: e.g. the network's completion of
+// what a signal rang), then counting signals (kSignalAdd: the list has run).
 struct LaunchHeader {
-  uint16_t nwait, ncopy, nsignal;
+  uint16_t nwait, ncopy, nsignal, ntrail, ncount;
   uint16_t bits;           // LaunchBits
   uint32_t window_id;      // diagnostics
   uint32_t ticket_expect;  // multi-block launches: ticket value the last block observes

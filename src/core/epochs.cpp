@@ -236,9 +236,11 @@ Result wait(Window &w, void *stream, bool stream_mode) {
     list.clear();
     for (int o : e.origins)
       list.waits.push_back(wait_item(w.complete_flag_from(o), w.completes_expected[o], o, work::kWaitComplete));
+    remote::wait(w, e.origins, list);
     if (Result r = enqueue(w, stream, list)) return r;
   } else {
     if (Result r = await(w, e.origins, kTagComplete, "the origins' MPI_Win_complete")) return r;
+    if (Result r = remote::wait_now(w, e.origins)) return r;
     if (Result r = wait_requests(e.post_sends, "post notifications to the origins")) return r;
   }
   e = ExposureEpoch{};

@@ -1,7 +1,8 @@
-// Built instead of internode.cpp and remote_epochs.cpp where libfabric is not available: every
+// Built instead of internode.cpp, remote_epochs.cpp and staged_puts.cpp where libfabric is not available: every
 // window stays node-local, and one with peers on other nodes is refused with the reason.
 #include "internode.h"
 #include "remote_epochs.h"
+#include "staged_puts.h"
 
 namespace mpix::core {
 
@@ -12,14 +13,13 @@ Result internode::available() {
                              "no libfabric (install libfabric-dev and rebuild)");
 }
 
-Result remote::register_window(Window &, ofi::Region *data, ofi::Region *flags, Exchange *mine) {
-  *data = {};
-  *flags = {};
+Result remote::register_window(Window &, Registration *reg, Exchange *mine) {
+  *reg = {};
   *mine = {};
   return ok();
 }
-void remote::release_registrations(ofi::Region, ofi::Region) {}
-Result remote::attach(Window &, ofi::Region, ofi::Region, const std::vector<Exchange> &) {
+void remote::release_registrations(Registration *) {}
+Result remote::attach(Window &, const Registration &, const std::vector<Exchange> &) {
   return internode::available();
 }
 // Unreachable without attach(): a window never has remote state here.
@@ -27,5 +27,8 @@ Result remote::detach(Window &) { return ok(); }
 Result remote::post(Window &, const std::vector<int> &, gpu::WorkList &) { return internode::available(); }
 Result remote::complete(Window &, const std::vector<int> &, gpu::WorkList &) { return internode::available(); }
 Result remote::complete_now(Window &) { return internode::available(); }
+void remote::wait(Window &, const std::vector<int> &, gpu::WorkList &) {}
+Result remote::wait_now(Window &, const std::vector<int> &) { return ok(); }
+Result staged::check(const Window &, const RemoteOp &) { return internode::available(); }
 
 }  // namespace mpix::core

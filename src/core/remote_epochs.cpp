@@ -11,6 +11,7 @@
 #include "config.h"
 #include "internode.h"
 #include "list_items.h"
+#include "staged_puts.h"
 
 namespace mpix::core::remote {
 namespace {
@@ -76,15 +77,16 @@ uint64_t ops_of(const std::vector<RemoteOp> &ops) {
   return n;
 }
 
-// Posts the epoch's operations, fired when `trigger` reaches `ring`; each counts on op_done.
-Result post_ops(Window &w, ofi::Counter trigger, uint64_t ring) {
+// Posts operations, fired when `trigger` reaches `ring`; each counts on op_done.
+Result post_ops(Window &w, const std::vector<RemoteOp> &ops, ofi::Counter trigger, uint64_t ring) {
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
   const ofi::Trigger on_doorbell{trigger, ring, s.op_done};
   std::vector<const RemoteOp *> accumulates;  // posted so far in this epoch
-  for (const RemoteOp &op : w.access.remote_ops) {
-    ofi::Region local = local_regions().find_or_register(op.origin, op.bytes);
+  for (const RemoteOp &op : ops) {
+    ofi::Region local = op.staged ? op.staged_region : local_regions().find_or_register(op.origin, op.bytes);
     if (!local) return transport_failure("registering an origin buffer");
+    void *const source = op.staged ? op.staged : op.origin;
     const int peer = w.peers[op.target].world_rank;
     const ofi::RemoteRegion &target = s.peer_data[op.target];
     const uint64_t chunk = chunk_bytes(op);
@@ -100,7 +102,7 @@ Result post_ops(Window &w, ofi::Counter trigger, uint64_t ring) {
       accumulates.push_back(&op);
     }
     for (uint64_t done = 0, bytes = 0; done < op.bytes; done += bytes) {
-      char *origin = static_cast<char *>(op.origin) + done;
+      char *origin = static_cast<char *>(source) + done;
       const uint64_t offset = op.offset + done;
       bytes = std::min(chunk, op.bytes - done);
       ofi::Status st = ofi::kOk;
@@ -121,6 +123,9 @@ Result post_ops(Window &w, ofi::Counter trigger, uint64_t ring) {
   return ok();
 }
 
+// The doorbell word as the stream addresses it.
+uint64_t *doorbell_for_stream(RemoteState &s, int which) { return static_cast<uint64_t *>(s.doorbell_mem.device) + which; }
+
 uint64_t wait_limit_ms() {
   const uint64_t ms = config().watchdog_ns / 1000000;
   return ms ? ms : 24ull * 3600 * 1000;
@@ -133,55 +138,70 @@ uint64_t fabric_operations(const RemoteOp &op) {
   return chunk ? op.bytes / chunk + (op.bytes % chunk != 0) : 0;
 }
 
-Result register_window(Window &w, ofi::Region *data, ofi::Region *flags, Exchange *mine) {
-  *data = {};
-  *flags = {};
+Result register_window(Window &w, Registration *reg, Exchange *mine) {
+  *reg = {};
   *mine = {};
   if (internode::available()) return ok();  // no transport: attach() reports it if a peer needs it
-  if (std::strcmp(gpu::backend().name(), "host") != 0) return ok();  // see attach()
   ofi::Fabric &f = internode::fabric();
-  if (w.bytes > 0) {
-    *data = f.register_memory(w.base, w.bytes);
-    if (!*data) return transport_failure("registering window memory");
-    mine->data = f.remote(*data);
+  if (staged::enabled()) {
+    if (Result r = staged::allocate_landing(w, reg)) return r;
+  } else if (std::strcmp(gpu::backend().name(), "host") == 0) {
+    if (w.bytes > 0) {
+      reg->data = f.register_memory(w.base, w.bytes);
+      if (!reg->data) return transport_failure("registering window memory");
+    }
+    reg->flags = f.register_memory(w.flags, Window::flag_slots(w.size) * sizeof(uint64_t));
+    if (!reg->flags) return transport_failure("registering window flags");
+  } else {
+    return ok();  // see attach()
   }
-  *flags = f.register_memory(w.flags, Window::flag_slots(w.size) * sizeof(uint64_t));
-  if (!*flags) return transport_failure("registering window flags");
-  mine->flags = f.remote(*flags);
+  if (reg->data) mine->data = f.remote(reg->data);
+  mine->flags = f.remote(reg->flags);
   return ok();
 }
 
-void release_registrations(ofi::Region data, ofi::Region flags) {
-  if (internode::available()) return;
-  if (data) internode::fabric().deregister(data);
-  if (flags) internode::fabric().deregister(flags);
+void release_registrations(Registration *reg) {
+  if (!internode::available()) {
+    if (reg->data) internode::fabric().deregister(reg->data);
+    if (reg->flags) internode::fabric().deregister(reg->flags);
+  }
+  if (reg->landing.host) gpu::backend().free_host_mapped(&reg->landing);
+  *reg = {};
 }
 
-Result attach(Window &w, ofi::Region data, ofi::Region flags, const std::vector<Exchange> &all) {
+Result attach(Window &w, const Registration &reg, const std::vector<Exchange> &all) {
   if (Result r = internode::available()) return r;
-  if (std::strcmp(gpu::backend().name(), "host") != 0)
-    return fail(MPI_ERR_OTHER, std::string("peers on other nodes are reached from the host backend only so far; the ") +
-                                   gpu::backend().name() + " backend needs FI_HMEM registration or host staging");
-  if (!flags) return transport_failure("window registration");
+  if (!staged::enabled() && std::strcmp(gpu::backend().name(), "host") != 0)
+    return fail(MPI_ERR_OTHER, std::string("MPIX_ST_OFI_STAGING=0: peers on other nodes need the network to reach ") +
+                                   gpu::backend().name() + " memory (FI_HMEM), which this build does not use");
+  if (!reg.flags) return transport_failure("window registration");
   ofi::Fabric &f = internode::fabric();
   auto s = std::make_unique<RemoteState>();
-  s->data = data;
-  s->flags = flags;
+  s->data = reg.data;
+  s->flags = reg.flags;
+  s->staged = reg.landing.host != nullptr;
+  s->landing = reg.landing;
+  s->net_flags = s->staged ? staged::net_flags(w, reg.landing) : w.flags;
   for (const Exchange &e : all) {
     s->peer_data.push_back(e.data);
     s->peer_flags.push_back(e.flags);
   }
-  for (ofi::Counter *c : {&s->post_trigger, &s->complete_trigger, &s->host_trigger, &s->op_done, &s->signal_done})
+  if (gpu::backend().allocate_host_mapped(2 * sizeof(uint64_t), &s->doorbell_mem))
+    return fail(MPI_ERR_NO_MEM, "doorbell words: " + gpu::backend().last_error());
+  s->doorbell = static_cast<uint64_t *>(s->doorbell_mem.host);
+  w.remote = std::move(s);  // from here on detach() releases what follows
+  RemoteState &r = *w.remote;
+  for (ofi::Counter *c : {&r.post_trigger, &r.complete_trigger, &r.host_trigger, &r.op_done, &r.signal_done})
     if (!(*c = f.make_counter())) return transport_failure("creating counters");
-  s->watch_ids[0] = internode::doorbells().watch(&s->doorbell[0], s->post_trigger);
-  s->watch_ids[1] = internode::doorbells().watch(&s->doorbell[1], s->complete_trigger);
-  w.remote = std::move(s);
+  r.watch_ids[0] = internode::doorbells().watch(&r.doorbell[0], r.post_trigger);
+  r.watch_ids[1] = internode::doorbells().watch(&r.doorbell[1], r.complete_trigger);
   return ok();
 }
 
 Result quiesce(Window &w) {
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
+  if (!s.op_done || !s.signal_done) return ok();  // attach failed before anything could be posted
   // The stream has run every list of the window. A list the watchdog skipped never rang its
   // doorbell: ring the missing values here, so that its operations run and complete instead of
   // staying queued on counters about to be released.
@@ -211,12 +231,16 @@ Result detach(Window &w) {
   ofi::Fabric &f = internode::fabric();
   internode::forget_completed(s.op_done);
   internode::forget_completed(s.signal_done);
-  internode::doorbells().unwatch(s.watch_ids[0]);
-  internode::doorbells().unwatch(s.watch_ids[1]);
+  for (uint64_t id : s.watch_ids)
+    if (id) internode::doorbells().unwatch(id);
   for (ofi::Counter c : {s.post_trigger, s.complete_trigger, s.host_trigger, s.op_done, s.signal_done})
-    f.release_counter(c);
+    if (c) f.release_counter(c);
   if (s.data) f.deregister(s.data);
-  f.deregister(s.flags);
+  if (s.flags) f.deregister(s.flags);
+  staged::release_staging(s);
+  gpu::Backend &be = gpu::backend();
+  if (s.landing.host) be.free_host_mapped(&s.landing);
+  if (s.doorbell_mem.host) be.free_host_mapped(&s.doorbell_mem);
   w.remote.reset();
   return ok();
 }
@@ -235,7 +259,7 @@ Result post(Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
   }
   s.signals_posted += n;
   s.post_rings = ring;
-  list.signals.push_back(signal_item(&s.doorbell[0], ring));
+  list.signals.push_back(signal_item(doorbell_for_stream(s, 0), ring));
   internode::doorbells().arm(s.watch_ids[0], ring);  // the agent watches closely until it rings
   return ok();
 }
@@ -244,7 +268,10 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
   RemoteState &s = *w.remote;
   if (targets.empty()) return ok();
   ofi::Fabric &f = internode::fabric();
-  const uint64_t nt = targets.size(), nops = ops_of(w.access.remote_ops);
+  std::vector<RemoteOp> ops = w.access.remote_ops;
+  if (s.staged && !ops.empty())
+    if (Result r = staged::stage(w, s.stream_staging, ops, list.ops)) return r;
+  const uint64_t nt = targets.size(), nops = ops_of(ops);
   // One reservation, before anything is posted: the operations, a signal per target, and the
   // local completion signal. A second one could wait for operations only this list's doorbell
   // fires, and a refused one must leave nothing half posted.
@@ -252,7 +279,7 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
   if (Result r = internode::reserve(nops + nt + local_done, s.signal_done, s.signals_posted + nt + local_done))
     return r;
   const uint64_t ring = s.complete_rings + 1;
-  if (Result r = post_ops(w, s.complete_trigger, ring)) return r;
+  if (Result r = post_ops(w, ops, s.complete_trigger, ring)) return r;
   // Each target's complete signal follows every operation posted so far (chained on their
   // completion counter); an epoch without operations signals when the doorbell rings.
   const ofi::Trigger signal = nops ? ofi::Trigger{s.op_done, s.ops_posted, s.signal_done}
@@ -263,10 +290,10 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
       return transport_failure("posting a triggered complete signal");
   s.signals_posted += nt;
   s.complete_rings = ring;
-  list.signals.push_back(signal_item(&s.doorbell[1], ring));
+  list.signals.push_back(signal_item(doorbell_for_stream(s, 1), ring));
   internode::doorbells().arm(s.watch_ids[1], ring);
   if (nops) {
-    // Origin buffers may be reused, and gotten data read, once the stream passes this epoch, so
+    // Origin buffers (and staging) may be reused, and gotten data read, once the stream passes this epoch, so
     // the stream waits for the operations: their completion counter triggers an add into our own
     // flag slot (the stream cannot read NIC counters, seed 002 §3.2).
     const size_t slot = Window::remote_done_slot(w.size);
@@ -274,22 +301,42 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
     if (f.triggered_atomic_add_u64(1, w.peers[w.rank].world_rank, s.peer_flags[w.rank], slot * sizeof(uint64_t), done))
       return transport_failure("posting the local completion signal");
     ++s.signals_posted;
-    list.trailing_waits.push_back(wait_item(w.flags + slot, ++s.op_epochs, w.rank, work::kWaitComplete));
+    list.trailing_waits.push_back(wait_item(s.net_flags + slot, ++s.op_epochs, w.rank, work::kWaitComplete));
   }
   return ok();
 }
 
 Result complete_now(Window &w) {
-  const uint64_t nops = ops_of(w.access.remote_ops);
-  if (nops == 0) return ok();
+  if (w.access.remote_ops.empty()) return ok();
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
+  std::vector<RemoteOp> ops = w.access.remote_ops;
+  if (s.staged) {
+    gpu::WorkList copies;
+    if (Result r = staged::stage(w, s.host_staging, ops, copies.ops)) return r;
+    gpu::Backend &be = gpu::backend();
+    if (be.execute(copies)) return fail(MPI_ERR_OTHER, "staging the epoch's puts failed: " + be.last_error());
+  }
+  const uint64_t nops = ops_of(ops);
   if (Result r = internode::reserve(nops, s.op_done, s.ops_posted + nops)) return r;
   const uint64_t ring = s.host_rings + 1;
-  if (Result r = post_ops(w, s.host_trigger, ring)) return r;
+  if (Result r = post_ops(w, ops, s.host_trigger, ring)) return r;
   s.host_rings = ring;
   if (f.add(s.host_trigger, 1) || f.wait(s.op_done, s.ops_posted, wait_limit_ms()))
     return transport_failure("completing the epoch's operations");
+  return ok();
+}
+
+void wait(Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
+  if (w.remote && w.remote->staged) staged::apply(w, origins, list);
+}
+
+Result wait_now(Window &w, const std::vector<int> &origins) {
+  gpu::WorkList list;
+  wait(w, origins, list);
+  if (list.empty()) return ok();
+  gpu::Backend &be = gpu::backend();
+  if (be.execute(list)) return fail(MPI_ERR_OTHER, "copying staged puts into the window failed: " + be.last_error());
   return ok();
 }
 

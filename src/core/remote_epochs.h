@@ -13,14 +13,19 @@
 
 namespace mpix::core::remote {
 
-// Window creation: registers the window and flag memory when the transport is up. The handles
-// travel in the window's exchange; attach() then keeps them when some peer is remote.
+// Window creation: registers the window's memory and flags, or for a staged window (see
+// staged_puts.h) its landing area, when the transport is up. The handles travel in the window's
+// exchange; attach() then keeps them when some peer is remote.
 struct Exchange {
   ofi::RemoteRegion data, flags;
 };
-Result register_window(Window &w, ofi::Region *data, ofi::Region *flags, Exchange *mine);
-Result attach(Window &w, ofi::Region data, ofi::Region flags, const std::vector<Exchange> &all);
-void release_registrations(ofi::Region data, ofi::Region flags);
+struct Registration {
+  ofi::Region data, flags;
+  gpu::HostMapped landing;  // staged windows only
+};
+Result register_window(Window &w, Registration *reg, Exchange *mine);
+Result attach(Window &w, const Registration &reg, const std::vector<Exchange> &all);
+void release_registrations(Registration *reg);
 // Window destruction: quiesce() waits for the window's triggered operations; detach(), once no
 // peer targets the window any more, releases them and the registrations.
 Result quiesce(Window &w);
@@ -35,5 +40,9 @@ Result post(Window &w, const std::vector<int> &remote_origins, gpu::WorkList &li
 Result complete(Window &w, const std::vector<int> &remote_targets, gpu::WorkList &list);
 // Host mode: runs the epoch's fabric operations now and waits until they are complete.
 Result complete_now(Window &w);
+// Exposure epochs of staged windows: what origins on other nodes put, copied into the window
+// after their complete signals (stream mode: added to the wait's list; host mode: run now).
+void wait(Window &w, const std::vector<int> &origins, gpu::WorkList &list);
+Result wait_now(Window &w, const std::vector<int> &origins);
 
 }  // namespace mpix::core::remote

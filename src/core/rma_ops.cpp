@@ -3,6 +3,7 @@
 #include <string>
 
 #include "remote_epochs.h"
+#include "staged_puts.h"
 
 namespace mpix::core {
 namespace {
@@ -89,11 +90,14 @@ Result record(Window &w, const RmaRequest &q) {
                                        std::to_string(peer.bytes) + " bytes");
   // Peers on other nodes are reached through the fabric. So are accumulates to any peer of a window
   // that has a fabric: NIC atomics and processor atomics on one element are not atomic together.
-  if (!peer.node_local || (it.kind == work::kAccumulate && w.remote)) {
+  // (A staged window's fabric carries no accumulates: node-local ones stay on the devices.)
+  if (!peer.node_local || (it.kind == work::kAccumulate && w.remote && !w.remote->staged)) {
     const RemoteKind kind = q.kind == RmaKind::put   ? RemoteKind::put
                             : q.kind == RmaKind::get ? RemoteKind::get
                                                      : RemoteKind::accumulate;
-    const RemoteOp op{kind, q.origin, bytes, q.target_rank, offset, it.dtype, it.op};
+    const RemoteOp op{kind, q.origin, bytes, q.target_rank, offset, it.dtype, it.op, nullptr, {}};
+    if (w.remote && w.remote->staged)
+      if (Result r = staged::check(w, op)) return r;
     if (remote::fabric_operations(op) == 0)
       return fail(MPI_ERR_UNSUPPORTED_OPERATION,
                   who + " to rank " + std::to_string(q.target_rank) +

@@ -36,6 +36,9 @@ struct RemoteOp {
   int target;
   uint64_t offset;
   uint8_t dtype = 0, op = 0;  // accumulates: work::Dtype, work::AccOp
+  // What the network reads instead of `origin`: a staged put's copy in registered host memory.
+  void *staged = nullptr;
+  ofi::Region staged_region;
 };
 
 struct AccessEpoch {
@@ -55,15 +58,35 @@ struct ExposureEpoch {
   std::vector<MPI_Request> post_sends;  // host mode: the post notifications in flight
 };
 
+// Host memory of a window's transport that the stream reaches too (see gpu::HostMapped).
+struct StagingBuffer {
+  gpu::HostMapped mem;
+  ofi::Region region;
+  uint64_t bytes = 0;
+};
+
 // The inter-node half of a window. Remote peers write our flags with chained triggered atomics
 // (one add per signal, so a slot counts its signals just as the IPC path stores the count).
 // The stream rings the doorbells; the doorbell agent adds each ring to the trigger counter.
+//
+// Staged windows (the network cannot reach window memory: device memory without FI_HMEM): remote
+// puts land in `landing`, a host mirror of the window followed by one range block per origin
+// (work::StagedRanges) and by the flag slots peers on other nodes write. The origin's complete
+// copies its put data into `stream_staging` before ringing the doorbell and stores the ranges;
+// the target's wait copies the described ranges from the mirror into the window.
 struct RemoteState {
   ofi::Region data, flags;                               // our registrations
   std::vector<ofi::RemoteRegion> peer_data, peer_flags;  // by window rank
   ofi::Counter post_trigger, complete_trigger, host_trigger;
   ofi::Counter op_done, signal_done;                     // completions
-  uint64_t doorbell[2] = {0, 0};                         // [0] post rings, [1] complete rings
+  bool staged = false;
+  gpu::HostMapped landing;        // staged only
+  uint64_t *net_flags = nullptr;  // the flag slots the network writes (device view; the window's own flags
+                                  // unless staged)
+  gpu::HostMapped doorbell_mem;   // [0] post rings, [1] complete rings: stored by the stream
+  uint64_t *doorbell = nullptr;   // host view, read by the doorbell agent
+  StagingBuffer stream_staging, host_staging;  // staged puts' data and range blocks, per epoch kind
+  std::vector<StagingBuffer> retired_staging;   // outgrown, maybe still read by enqueued epochs
   uint64_t watch_ids[2] = {0, 0};
   uint64_t post_rings = 0, complete_rings = 0, host_rings = 0;
   uint64_t ops_posted = 0, signals_posted = 0;
@@ -109,8 +132,13 @@ class Window {
 
   uint64_t *post_flag_at(int origin_peer) const;      // where this rank signals a post to origin
   uint64_t *complete_flag_at(int target_peer) const;  // where this rank signals a complete to target
-  const uint64_t *post_flag_from(int target) const { return flags + target; }
-  const uint64_t *complete_flag_from(int origin) const { return flags + size + origin; }
+  // Where this rank's stream waits for a peer's signals: peers on other nodes write a staged
+  // window's network flag slots.
+  const uint64_t *incoming_flags(int peer) const {
+    return remote && !peers[peer].node_local ? remote->net_flags : flags;
+  }
+  const uint64_t *post_flag_from(int target) const { return incoming_flags(target) + target; }
+  const uint64_t *complete_flag_from(int origin) const { return incoming_flags(origin) + size + origin; }
   uint64_t *retire_slot() const { return flags + 2 * size; }
   uint64_t *accumulate_lock_of(int target) const {
     return reinterpret_cast<uint64_t *>(peers[target].flags.base) + 2 * size + 1;

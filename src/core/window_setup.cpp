@@ -68,8 +68,8 @@ Result map_peers(Window &w) {
   if (w.bytes > 0 && be.export_region(w.base, w.bytes, &mine.data)) r = backend_failure("window memory export");
   if (!r && be.export_region(w.flags, Window::flag_slots(w.size) * sizeof(uint64_t), &mine.flags))
     r = backend_failure("flag export");
-  ofi::Region fabric_data, fabric_flags;
-  if (!r) r = remote::register_window(w, &fabric_data, &fabric_flags, &mine.fabric);
+  remote::Registration fabric_reg;
+  if (!r) r = remote::register_window(w, &fabric_reg, &mine.fabric);
   std::vector<PeerRecord> all(w.size);
   PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, w.comm);
 
@@ -100,9 +100,9 @@ Result map_peers(Window &w) {
   if (!r && some_remote) {
     std::vector<remote::Exchange> fabric(w.size);
     for (int p = 0; p < w.size; ++p) fabric[p] = all[p].fabric;
-    r = remote::attach(w, fabric_data, fabric_flags, fabric);
+    r = remote::attach(w, fabric_reg, fabric);
   }
-  if (!w.remote) remote::release_registrations(fabric_data, fabric_flags);
+  if (!w.remote) remote::release_registrations(&fabric_reg);
   int mine_ok = r ? 0 : 1, all_ok = 0;
   PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, w.comm);
   if (!r && !all_ok) r = fail(MPI_ERR_WIN, "another rank could not set up its peers' window memory");

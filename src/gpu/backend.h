@@ -30,11 +30,18 @@ struct MappedRegion {
   void *cookie = nullptr;  // backend bookkeeping for unmap
 };
 
+// Pinned host memory this process's stream reaches too (the network writes it, the stream polls
+// or copies it): `host` for the CPU and the NIC, `device` for work items.
+struct HostMapped {
+  void *host = nullptr;
+  void *device = nullptr;
+};
+
 // An ordered list of work items (waits, then data operations, then signals) for one epoch call.
 struct WorkList {
   std::vector<work::Item> waits, ops, signals;
   // Waits after the signals (a doorbell rung, then the network's completion awaited); counting
-  // signals (work::kSignalAdd) run after these. Host backend only so far.
+  // signals (work::kSignalAdd) run after these.
   std::vector<work::Item> trailing_waits;
   uint32_t window_id = 0;
   uint64_t watchdog_ns = 0;  // 0: waits never time out
@@ -74,6 +81,10 @@ class Backend {
   // Zeroed memory for 64-bit epoch flags: polled by this process's stream, stored to by peers.
   virtual int allocate_flags(size_t bytes, void **ptr) = 0;
   virtual void free_flags(void *ptr) = 0;
+
+  // Zeroed pinned host memory, also reached by this process's streams.
+  virtual int allocate_host_mapped(size_t bytes, HostMapped *out) = 0;
+  virtual void free_host_mapped(HostMapped *m) = 0;
 
   virtual int export_region(void *ptr, size_t bytes, RegionHandle *out) = 0;
   // `owner_pid`: the process that exported the region.

@@ -71,6 +71,24 @@ class DeviceBackend final : public Backend {
   }
   void free_window_memory(void *ptr) override { (void)MPIX_GPU(Free)(ptr); }
 
+  int allocate_host_mapped(size_t bytes, HostMapped *out) override {
+    *out = HostMapped{};
+    if (int st = check(gpuHostAlloc(&out->host, bytes ? bytes : 1, gpuHostAllocMapped | gpuHostAllocPortable),
+                       "pinned host allocation", kErrNoMemory))
+      return st;
+    std::memset(out->host, 0, bytes);
+    if (int st = check(MPIX_GPU(HostGetDevicePointer)(&out->device, out->host, 0), "device view of host memory")) {
+      (void)gpuFreeHost(out->host);
+      *out = HostMapped{};
+      return st;
+    }
+    return kOk;
+  }
+  void free_host_mapped(HostMapped *m) override {
+    if (m->host) (void)gpuFreeHost(m->host);
+    *m = HostMapped{};
+  }
+
   int allocate_flags(size_t bytes, void **ptr) override {
     if (int st = check(gpu_malloc_flags(ptr, bytes), "flag allocation", kErrNoMemory)) return st;
     return check(MPIX_GPU(Memset)(*ptr, 0, bytes), "flag initialisation");
@@ -133,7 +151,6 @@ class DeviceBackend final : public Backend {
   // its waits and other work, the engine copies, and a kernel for its signals. Below that size one
   // merged kernel is cheaper (one enqueue instead of three).
   int enqueue(void *stream, const WorkList &list) override {
-    if (!list.trailing_waits.empty()) return fail(kErrUnsupported, "trailing waits need the host backend");
     if (copy_engine_bytes_ == 0 || !has_large_copy(list)) return launch_all(stream, list, true);
     WorkList head, tail;
     head.window_id = tail.window_id = list.window_id;
@@ -145,6 +162,7 @@ class DeviceBackend final : public Backend {
       else head.ops.push_back(it);
     }
     tail.signals = list.signals;
+    tail.trailing_waits = list.trailing_waits;
     if (int st = launch_all(stream, head, true)) return st;
     for (const work::Item *it : large) {
       gpuError_t e = MPIX_GPU(MemcpyAsync)(reinterpret_cast<void *>(it->a), reinterpret_cast<const void *>(it->b),
@@ -208,22 +226,25 @@ class DeviceBackend final : public Backend {
     int accumulates = 0;
     for (const work::Item &it : list.ops) accumulates += it.kind == work::kAccumulate;
     const bool ordered = accumulates > 1;
-    const std::vector<work::Item> *parts[3] = {&list.waits, &list.ops, &list.signals};
+    // Launch order (work_items.h): waits, ops, stored signals, trailing waits, counting signals.
+    std::vector<work::Item> stores, counts_signals;
+    for (const work::Item &it : list.signals) ((it.flags & work::kSignalAdd) ? counts_signals : stores).push_back(it);
+    const std::vector<work::Item> *parts[5] = {&list.waits, &list.ops, &stores, &list.trailing_waits, &counts_signals};
     size_t part = 0, index = 0;
-    while (part < 3) {
+    while (part < 5) {
       work::LaunchParams p;
       std::memset(&p.h, 0, sizeof p.h);
       p.h.window_id = list.window_id;
       p.h.watchdog_ns = list.watchdog_ns;
       p.h.mailbox_addr = reinterpret_cast<uint64_t>(mailbox_);
-      uint16_t *counts[3] = {&p.h.nwait, &p.h.ncopy, &p.h.nsignal};
+      uint16_t *counts[5] = {&p.h.nwait, &p.h.ncopy, &p.h.nsignal, &p.h.ntrail, &p.h.ncount};
       size_t n = 0;
       uint64_t bytes = 0;
-      for (; part < 3; ++part, index = 0) {
+      for (; part < 5; ++part, index = 0) {
         const auto &v = *parts[part];
         for (; index < v.size() && n < work::kItemsPerLaunch; ++index, ++n) {
           p.items[n] = v[index];
-          bytes += v[index].bytes;  // zero for waits and signals
+          if (part == 1 && v[index].kind != work::kStore2) bytes += v[index].bytes;  // data moved: the grid's size
           ++*counts[part];
         }
         if (index < v.size()) break;  // this launch is full; the rest goes in the next
@@ -232,7 +253,7 @@ class DeviceBackend final : public Backend {
       p.h.bits = bits | (ordered ? work::kOrdered : 0);
       int blocks = ordered ? 1
                            : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, bytes / bytes_per_block_)));
-      if (blocks > 1 && p.h.nsignal > 0) {
+      if (blocks > 1 && p.h.nsignal + p.h.ntrail + p.h.ncount > 0) {
         std::lock_guard<std::mutex> lock(mu_);
         uint32_t slot = next_ticket_++ % kTicketSlots;
         ticket_totals_[slot] += static_cast<uint32_t>(blocks);

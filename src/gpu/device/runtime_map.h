@@ -14,6 +14,7 @@ constexpr auto gpuSuccess = hipSuccess;
 constexpr auto gpuMemoryTypeDevice = hipMemoryTypeDevice;
 constexpr auto gpuIpcMemLazyEnablePeerAccess = hipIpcMemLazyEnablePeerAccess;
 constexpr auto gpuHostAllocMapped = hipHostMallocMapped;
+constexpr auto gpuHostAllocPortable = hipHostMallocPortable;
 constexpr auto gpuStreamNonBlocking = hipStreamNonBlocking;
 constexpr auto gpuDevAttrMultiProcessorCount = hipDeviceAttributeMultiprocessorCount;
 #define gpuHostAlloc hipHostMalloc
@@ -45,6 +46,7 @@ constexpr auto gpuSuccess = cudaSuccess;
 constexpr auto gpuMemoryTypeDevice = cudaMemoryTypeDevice;
 constexpr auto gpuIpcMemLazyEnablePeerAccess = cudaIpcMemLazyEnablePeerAccess;
 constexpr auto gpuHostAllocMapped = cudaHostAllocMapped;
+constexpr auto gpuHostAllocPortable = cudaHostAllocPortable;
 constexpr auto gpuStreamNonBlocking = cudaStreamNonBlocking;
 constexpr auto gpuDevAttrMultiProcessorCount = cudaDevAttrMultiProcessorCount;
 #define gpuHostAlloc cudaHostAlloc

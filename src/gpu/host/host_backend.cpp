@@ -3,7 +3,9 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -47,6 +49,20 @@ class HostBackend final : public Backend {
   void free_window_memory(void *ptr) override { shm::destroy(ptr); }
   int allocate_flags(size_t bytes, void **ptr) override { return allocate_shared(bytes, ptr); }
   void free_flags(void *ptr) override { shm::destroy(ptr); }
+
+  int allocate_host_mapped(size_t bytes, HostMapped *out) override {
+    *out = HostMapped{};
+    const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+    out->host = std::aligned_alloc(64, rounded);
+    if (!out->host) return fail(kErrNoMemory, "host allocation of " + std::to_string(bytes) + " bytes");
+    std::memset(out->host, 0, rounded);
+    out->device = out->host;
+    return kOk;
+  }
+  void free_host_mapped(HostMapped *m) override {
+    std::free(m->host);
+    *m = HostMapped{};
+  }
 
   int export_region(void *ptr, size_t bytes, RegionHandle *out) override {
     *out = RegionHandle{};

@@ -105,7 +105,28 @@ void lock(uint64_t addr) {
   }
 }
 
+// The ranges origin it.peer staged (work_items.h), from the mirror at it.b into the window at it.a.
+void copy_staged(const Item &it) {
+  const auto *ranges = reinterpret_cast<const work::StagedRanges *>(work::staged_ranges_at(it.b, it.bytes, it.peer));
+  const uint64_t n = std::atomic_ref<uint64_t>(const_cast<uint64_t &>(ranges->count)).load(std::memory_order_acquire);
+  for (uint64_t r = 0; r < n && r < work::kStagedRangesMax; ++r) {
+    const uint64_t offset = ranges->range[r].offset, bytes = ranges->range[r].bytes;
+    if (offset > it.bytes || bytes > it.bytes - offset) continue;  // the origin checked; never trust the network
+    std::memcpy(reinterpret_cast<char *>(it.a) + offset, reinterpret_cast<const char *>(it.b) + offset, bytes);
+  }
+}
+
 bool run_op(const Item &it, std::string *why) {
+  if (it.kind == work::kCopyStaged) {
+    copy_staged(it);
+    return true;
+  }
+  if (it.kind == work::kStore2) {
+    auto *words = reinterpret_cast<uint64_t *>(it.a);
+    words[0] = it.b;
+    words[1] = it.bytes;
+    return true;
+  }
   if (it.kind == work::kLockAcquire) {
     lock(it.a);
     return true;

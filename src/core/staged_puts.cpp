@@ -1,0 +1,174 @@
+#include "staged_puts.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "internode.h"
+#include "list_items.h"
+
+namespace mpix::core::staged {
+namespace {
+
+using work::StagedRanges;
+
+uint64_t round_up(uint64_t n) { return (n + work::kMirrorAlign - 1) / work::kMirrorAlign * work::kMirrorAlign; }
+
+// Bytes of [mirror | range blocks] of a window of `bytes` among `size` ranks.
+uint64_t landing_data_bytes(uint64_t bytes, int size) {
+  return work::staged_mirror_bytes(bytes) + static_cast<uint64_t>(size) * sizeof(StagedRanges);
+}
+
+uint64_t block_bytes(uint64_t ranges) { return 2 * sizeof(uint64_t) + ranges * sizeof(work::StagedRange); }
+
+Result transport_failure(const char *what) {
+  return fail(MPI_ERR_OTHER, std::string(what) + ": " + internode::fabric().last_error());
+}
+
+// Makes `buffer` hold at least `bytes`. A buffer it outgrows is kept until the window is freed:
+// epochs already enqueued may still copy into it.
+Result reserve_staging(RemoteState &s, StagingBuffer &buffer, uint64_t bytes) {
+  if (buffer.bytes >= bytes) return ok();
+  const uint64_t want = std::max<uint64_t>({bytes, 2 * buffer.bytes, 65536});
+  if (buffer.mem.host) s.retired_staging.push_back(buffer);
+  buffer = StagingBuffer{};
+  gpu::Backend &be = gpu::backend();
+  if (be.allocate_host_mapped(want, &buffer.mem))
+    return fail(MPI_ERR_NO_MEM, "staging buffer of " + std::to_string(want) + " bytes: " + be.last_error());
+  buffer.region = internode::fabric().register_memory(buffer.mem.host, want);
+  if (!buffer.region) {
+    be.free_host_mapped(&buffer.mem);
+    buffer = StagingBuffer{};
+    return transport_failure("registering a staging buffer");
+  }
+  buffer.bytes = want;
+  return ok();
+}
+
+void free_staging(StagingBuffer &b) {
+  if (b.region) internode::fabric().deregister(b.region);
+  if (b.mem.host) gpu::backend().free_host_mapped(&b.mem);
+  b = StagingBuffer{};
+}
+
+work::Item store2(char *at, uint64_t first, uint64_t second) {
+  work::Item it{};
+  it.kind = work::kStore2;
+  it.a = reinterpret_cast<uint64_t>(at);
+  it.b = first;
+  it.bytes = second;
+  return it;
+}
+
+}  // namespace
+
+bool enabled() {
+  static const bool on = [] {
+    const char *v = std::getenv("MPIX_ST_OFI_STAGING");
+    if (v && *v && std::strcmp(v, "auto") != 0) return std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0;
+    return std::strcmp(gpu::backend().name(), "host") != 0;
+  }();
+  return on;
+}
+
+Result allocate_landing(const Window &w, remote::Registration *reg) {
+  gpu::Backend &be = gpu::backend();
+  const uint64_t data = landing_data_bytes(w.bytes, w.size), flags = Window::flag_slots(w.size) * sizeof(uint64_t);
+  if (be.allocate_host_mapped(data + flags, &reg->landing))
+    return fail(MPI_ERR_NO_MEM, "host mirror of the window for staged puts (" + std::to_string(data + flags) +
+                                    " bytes): " + be.last_error());
+  char *host = static_cast<char *>(reg->landing.host);
+  ofi::Fabric &f = internode::fabric();
+  reg->data = f.register_memory(host, data);
+  if (reg->data) reg->flags = f.register_memory(host + data, flags);
+  if (!reg->flags) return transport_failure("registering the window's host mirror");
+  return ok();
+}
+
+uint64_t *net_flags(const Window &w, const gpu::HostMapped &landing) {
+  return reinterpret_cast<uint64_t *>(static_cast<char *>(landing.device) + landing_data_bytes(w.bytes, w.size));
+}
+
+Result check(const Window &w, const RemoteOp &op) {
+  const std::string target = " to rank " + std::to_string(op.target);
+  if (op.kind != RemoteKind::put)
+    return fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                std::string(op.kind == RemoteKind::get ? "MPI_Get" : "MPI_Accumulate") + target +
+                    " on another node: this window stages inter-node transfers through host memory (the network "
+                    "cannot register its memory), and staging carries puts only");
+  const auto puts = std::count_if(w.access.remote_ops.begin(), w.access.remote_ops.end(),
+                                  [&](const RemoteOp &o) { return o.target == op.target; });
+  if (puts >= work::kStagedRangesMax)
+    return fail(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Put" + target + ": more than " +
+                                                   std::to_string(work::kStagedRangesMax) +
+                                                   " puts to one rank on another node in one epoch of a staged window");
+  return ok();
+}
+
+Result stage(Window &w, StagingBuffer &buffer, std::vector<RemoteOp> &ops, std::vector<work::Item> &items) {
+  RemoteState &s = *w.remote;
+  // Layout: each target's range block, then each put's data, every piece 64-byte aligned.
+  std::vector<int> targets;
+  std::vector<uint64_t> ranges(w.size, 0);
+  uint64_t bytes = 0;
+  for (const RemoteOp &op : ops) {
+    if (ranges[op.target]++ == 0) targets.push_back(op.target);
+    bytes += round_up(op.bytes);
+  }
+  for (int t : targets) bytes += round_up(block_bytes(ranges[t]));
+  if (Result r = reserve_staging(s, buffer, bytes)) return r;
+  char *host = static_cast<char *>(buffer.mem.host), *device = static_cast<char *>(buffer.mem.device);
+  uint64_t at = 0;
+  const size_t puts = ops.size();
+  for (int t : targets) {
+    const uint64_t block = at;
+    at += round_up(block_bytes(ranges[t]));
+    items.push_back(store2(device + block, ranges[t], 0));
+    uint64_t r = 0;
+    for (size_t i = 0; i < puts; ++i) {
+      RemoteOp &op = ops[i];
+      if (op.target != t) continue;
+      items.push_back(store2(device + block + block_bytes(r++), op.offset, op.bytes));
+      work::Item copy{};
+      copy.kind = work::kCopy;
+      copy.a = reinterpret_cast<uint64_t>(device + at);
+      copy.b = reinterpret_cast<uint64_t>(op.origin);
+      copy.bytes = op.bytes;
+      items.push_back(copy);
+      op.staged = host + at;
+      op.staged_region = buffer.region;
+      at += round_up(op.bytes);
+    }
+    ops.push_back(RemoteOp{RemoteKind::put, nullptr, block_bytes(ranges[t]), t,
+                           work::staged_mirror_bytes(w.peers[t].bytes) + w.rank * sizeof(StagedRanges), 0, 0,
+                           host + block, buffer.region});
+  }
+  return ok();
+}
+
+void apply(const Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
+  const RemoteState &s = *w.remote;
+  const uint64_t mirror = reinterpret_cast<uint64_t>(s.landing.device);
+  for (int o : origins) {
+    if (w.peers[o].node_local) continue;
+    work::Item copy{};
+    copy.kind = work::kCopyStaged;
+    copy.a = reinterpret_cast<uint64_t>(w.base);
+    copy.b = mirror;
+    copy.bytes = w.bytes;
+    copy.peer = o;
+    list.ops.push_back(copy);
+    auto *count = reinterpret_cast<uint64_t *>(work::staged_ranges_at(mirror, w.bytes, o));
+    list.signals.push_back(signal_item(count, 0));
+  }
+}
+
+void release_staging(RemoteState &s) {
+  free_staging(s.stream_staging);
+  free_staging(s.host_staging);
+  for (StagingBuffer &b : s.retired_staging) free_staging(b);
+  s.retired_staging.clear();
+}
+
+}  // namespace mpix::core::staged
