@@ -8,6 +8,10 @@
 //
 // Self edges (a rank in its own start and post groups) are drawn in stream mode only: host-driven
 // self epochs are covered by special_epochs.
+//
+// --puts-only: no MPI_Get at all (the plan is drawn as without it, its gets are then dropped), for
+// windows whose inter-node path carries puts only (staged mode). The get buffers must stay
+// untouched (0xee).
 #include <algorithm>
 #include <random>
 
@@ -19,6 +23,8 @@ namespace {
 
 constexpr size_t kSlot = 4096 + 64;  // per origin: a piece of up to 4096 bytes at an offset below 64
 constexpr size_t kGet = 2048;        // the get region, after the slots
+
+bool g_puts_only = false;  // --puts-only: issue no MPI_Get
 
 struct Edge {
   int o, t;
@@ -65,6 +71,7 @@ Plan make_plan(std::mt19937_64 &rng, bool ring, bool self_ok, int size) {
       e.goff = pick(0, kGet - 1);
       e.glen = pick(1, kGet - e.goff);
     }
+    if (g_puts_only) e.goff = e.glen = 0;  // drawn all the same: the plan's puts stay as without the option
     p.edges.push_back(e);
   }
   p.proc_null.resize(size);
@@ -159,7 +166,8 @@ class Runner {
       }
       if (p.proc_null[g_rank]) {
         MT_OK(MPI_Put(b.src.p, 8, MPI_BYTE, MPI_PROC_NULL, 0, 8, MPI_BYTE, w_.win));
-        MT_OK(MPI_Get(b.dst.p, 8, MPI_BYTE, MPI_PROC_NULL, 0, 8, MPI_BYTE, w_.win));        // dst[0..8) stays 0xee
+        if (!g_puts_only)
+          MT_OK(MPI_Get(b.dst.p, 8, MPI_BYTE, MPI_PROC_NULL, 0, 8, MPI_BYTE, w_.win));      // dst[0..8) stays 0xee
         MT_OK(MPI_Put(b.src.p, 8, MPI_BYTE, MPI_PROC_NULL, 1 << 30, 8, MPI_BYTE, w_.win));  // no range check
       }
       MT_COMPLETE(mode, w_.win, s_);
@@ -215,10 +223,13 @@ class Runner {
 int main(int argc, char **argv) {
   init(&argc, &argv, "random_epochs");
   uint64_t seed = 20240611;
-  for (int i = 1; i < argc; ++i)
+  for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--seed=", 7) == 0) seed = std::strtoull(argv[i] + 7, nullptr, 10);
+    if (std::strcmp(argv[i], "--puts-only") == 0) g_puts_only = true;
+  }
   MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  note("random_epochs: seed %llu (--seed=N to replay)", static_cast<unsigned long long>(seed));
+  note("random_epochs: seed %llu (--seed=N to replay)%s", static_cast<unsigned long long>(seed),
+       g_puts_only ? ", puts only" : "");
   const double t0 = now_s();
   {
     void *s = stream_create();

@@ -81,6 +81,7 @@ inline const char *class_name(int cls) {
     case MPI_ERR_WIN: return "MPI_ERR_WIN";
     case MPI_ERR_RMA_SYNC: return "MPI_ERR_RMA_SYNC";
     case MPI_ERR_RMA_RANGE: return "MPI_ERR_RMA_RANGE";
+    case MPI_ERR_UNSUPPORTED_OPERATION: return "MPI_ERR_UNSUPPORTED_OPERATION";
     case MPI_ERR_GROUP: return "MPI_ERR_GROUP";
     case MPI_ERR_TYPE: return "MPI_ERR_TYPE";
     case MPI_ERR_OP: return "MPI_ERR_OP";
