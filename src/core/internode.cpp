@@ -68,6 +68,8 @@ std::string open_local(State &s, throttle::Mode *mode, uint64_t *budget) {
   if (!parse_throttle(mode, budget, &why)) return why;
   ofi::Options options;
   if (!ofi::options_from_env(&options, &why)) return why;
+  // Posting waits for operation records as long as the budget waits for slots.
+  options.busy_wait_ms = config().watchdog_ns / 1000000;
   s.fabric = ofi::Fabric::open(options, &why);
   if (!s.fabric) return "no libfabric provider could be opened: " + why;
   return "";
@@ -105,8 +107,10 @@ void open_if_needed() {
     return;
   }
   // The budget: MPIX_ST_TRIGGERED_OPS_MAX, else what the provider says it can queue.
+  // Without either, half the operation records: records are released in bulk, when a
+  // completion counter has caught up (Fabric::Impl::reclaim), so they free up later than slots.
   if (budget == 0) budget = s.fabric->triggered_op_limit();
-  if (budget == 0) budget = ofi::Options{}.max_pending_ops;
+  if (budget == 0) budget = ofi::Options{}.max_pending_ops / 2;
   s.agent = std::make_unique<ofi::DoorbellAgent>(*s.fabric);
   s.budget = std::make_unique<throttle::TriggeredBudget>(mode, budget, [&s](uint64_t id) {
     auto it = s.batches.find(id);

@@ -146,6 +146,7 @@ std::unique_ptr<Fabric::Impl> open_provider(const std::string &name, const Optio
   impl->manual_progress = impl->info->domain_attr->data_progress == FI_PROGRESS_MANUAL ||
                           impl->info->domain_attr->control_progress == FI_PROGRESS_MANUAL;
   impl->poke_triggers = impl->provider == "sockets";
+  impl->busy_wait_ms = options.busy_wait_ms;
   if (!open_objects(*impl, why) || !make_records(*impl, options.max_pending_ops, why)) return nullptr;
   impl->query_limits();
   if (!pick_style(*impl, options.style, why)) return nullptr;

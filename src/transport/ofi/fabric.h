@@ -42,6 +42,10 @@ struct Options {
   TriggerStyle style = TriggerStyle::none;  // none: probe, deferred work queue first
   bool manual_progress = false;             // ask for FI_PROGRESS_MANUAL (tests that path)
   size_t max_pending_ops = 4096;            // triggered operations whose completion is unseen
+  // How long a post waits, driving progress, for a free operation record or for a provider that
+  // answers -FI_EAGAIN, before it fails with kErrBusy; 0: no limit. Records free up in bulk (see
+  // reclaim()), so a busy stream can hold them for a while.
+  uint64_t busy_wait_ms = 1000;
 };
 // MPIX_ST_OFI_PROVIDER (comma list), MPIX_ST_OFI_TRIGGER=auto|dwq|context,
 // MPIX_ST_OFI_PROGRESS=auto|manual. False with *why for a value it does not know.

@@ -85,6 +85,10 @@ struct Fabric::Impl {
 
   std::unique_ptr<OpRecord[]> records;
   size_t record_count = 0;
+  uint64_t busy_wait_ms = 1000;  // Options::busy_wait_ms
+  bool waited_too_long(std::chrono::steady_clock::time_point since) const {
+    return busy_wait_ms && std::chrono::steady_clock::now() - since > std::chrono::milliseconds(busy_wait_ms);
+  }
   std::vector<uint32_t> free_records;
   fid_mr *records_mr = nullptr;  // FI_MR_LOCAL: atomic operands live in the records
   void *records_desc = nullptr;

@@ -9,10 +9,6 @@ namespace mpix::ofi {
 
 namespace {
 
-// A provider that keeps answering -FI_EAGAIN (queue full), or records that stay in use by running
-// operations, for this long is reported, not waited on.
-constexpr auto kAgainLimit = std::chrono::seconds(1);
-
 // Data is visible at the target when a put completes: the chained signal may then announce it.
 constexpr uint64_t kOpFlags = FI_DELIVERY_COMPLETE;
 
@@ -94,7 +90,7 @@ Status Fabric::Impl::take_record(const char *what, uint32_t *rec) {
       free_records.pop_back();
       return kOk;
     }
-    if (running == 0 || std::chrono::steady_clock::now() - start > kAgainLimit)
+    if (running == 0 || waited_too_long(start))
       return fail(kErrBusy, std::string(what) + ": all " + std::to_string(record_count) +
                                 " operation records are in flight (" + std::to_string(running) + " running)");
     lock.unlock();
@@ -263,7 +259,7 @@ Status Fabric::Impl::submit(TriggerStyle s, OpKind kind, uint32_t rec, const Tri
       rc = fi_readmsg(target_ep, &o.rma.msg, FI_TRIGGER);
     else
       rc = fi_atomicmsg(target_ep, &o.atomic.msg, FI_TRIGGER | kOpFlags);
-    if (rc != -FI_EAGAIN || std::chrono::steady_clock::now() - start > kAgainLimit) break;
+    if (rc != -FI_EAGAIN || waited_too_long(start)) break;
     progress();
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(1000));
@@ -281,8 +277,7 @@ Status Fabric::Impl::submit(TriggerStyle s, OpKind kind, uint32_t rec, const Tri
                                                             : "fi_atomicmsg(FI_TRIGGER)";
   if (rc == -FI_EAGAIN)
     return fail(kErrBusy, std::string(call) + ": the provider answered -FI_EAGAIN (queue full) for " +
-                              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(kAgainLimit).count()) +
-                              " ms");
+                              std::to_string(busy_wait_ms) + " ms");
   return fail(kErrProvider, fi_error_text(call, rc));
 }
 
