@@ -34,7 +34,9 @@ struct LocalRegistrations {
       --it;
       if (p + bytes <= it->first + it->second.first) return it->second.second;
     }
-    ofi::Region r = internode::fabric().register_memory(buffer, bytes);
+    gpu::Backend &be = gpu::backend();
+    const bool device = std::strcmp(be.name(), "host") != 0 && be.manages_memory(buffer);
+    ofi::Region r = internode::fabric().register_memory(buffer, bytes, device);
     if (r) by_base[p] = {bytes, r};
     return r;
   }
@@ -123,6 +125,12 @@ Result post_ops(Window &w, const std::vector<RemoteOp> &ops, ofi::Counter trigge
   return ok();
 }
 
+// Whether the network reaches window memory and flags as they are: host memory, or device
+// memory the provider registers (FI_HMEM; never run here, see Fabric::registers_device_memory).
+bool direct_access() {
+  return std::strcmp(gpu::backend().name(), "host") == 0 || internode::fabric().registers_device_memory();
+}
+
 // The doorbell word as the stream addresses it.
 uint64_t *doorbell_for_stream(RemoteState &s, int which) { return static_cast<uint64_t *>(s.doorbell_mem.device) + which; }
 
@@ -145,12 +153,14 @@ Result register_window(Window &w, Registration *reg, Exchange *mine) {
   ofi::Fabric &f = internode::fabric();
   if (staged::enabled()) {
     if (Result r = staged::allocate_landing(w, reg)) return r;
-  } else if (std::strcmp(gpu::backend().name(), "host") == 0) {
+  } else if (direct_access()) {
+    // Window memory and flags as they are: host memory, or device memory with FI_HMEM.
+    const bool device = std::strcmp(gpu::backend().name(), "host") != 0;
     if (w.bytes > 0) {
-      reg->data = f.register_memory(w.base, w.bytes);
+      reg->data = f.register_memory(w.base, w.bytes, device);
       if (!reg->data) return transport_failure("registering window memory");
     }
-    reg->flags = f.register_memory(w.flags, Window::flag_slots(w.size) * sizeof(uint64_t));
+    reg->flags = f.register_memory(w.flags, Window::flag_slots(w.size) * sizeof(uint64_t), device);
     if (!reg->flags) return transport_failure("registering window flags");
   } else {
     return ok();  // see attach()
@@ -171,9 +181,10 @@ void release_registrations(Registration *reg) {
 
 Result attach(Window &w, const Registration &reg, const std::vector<Exchange> &all) {
   if (Result r = internode::available()) return r;
-  if (!staged::enabled() && std::strcmp(gpu::backend().name(), "host") != 0)
+  if (!staged::enabled() && !direct_access())
     return fail(MPI_ERR_OTHER, std::string("MPIX_ST_OFI_STAGING=0: peers on other nodes need the network to reach ") +
-                                   gpu::backend().name() + " memory (FI_HMEM), which this build does not use");
+                                   gpu::backend().name() + " memory, and the provider " +
+                                   internode::fabric().provider() + " does not register it (no FI_HMEM)");
   if (!reg.flags) return transport_failure("window registration");
   ofi::Fabric &f = internode::fabric();
   auto s = std::make_unique<RemoteState>();

@@ -67,7 +67,9 @@ bool enabled() {
   static const bool on = [] {
     const char *v = std::getenv("MPIX_ST_OFI_STAGING");
     if (v && *v && std::strcmp(v, "auto") != 0) return std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0;
-    return std::strcmp(gpu::backend().name(), "host") != 0;
+    // GPU backends stage unless the provider registers device memory (FI_HMEM).
+    return std::strcmp(gpu::backend().name(), "host") != 0 &&
+           !(!internode::available() && internode::fabric().registers_device_memory());
   }();
   return on;
 }

@@ -27,15 +27,26 @@ std::vector<std::string> split_list(const std::string &list) {
   return out;
 }
 
-fi_info *make_hints(const std::string &provider, const Options &options) {
+// The FI_HMEM interface of a GPU runtime's memory; FI_HMEM_SYSTEM for none.
+fi_hmem_iface hmem_iface(const std::string &runtime) {
+  if (runtime == "cuda") return FI_HMEM_CUDA;
+  if (runtime == "hip") return FI_HMEM_ROCR;
+  return FI_HMEM_SYSTEM;
+}
+
+fi_info *make_hints(const std::string &provider, const Options &options, bool hmem) {
   fi_info *hints = fi_allocinfo();
   if (!hints) return nullptr;
   hints->ep_attr->type = FI_EP_RDM;
   hints->caps = FI_RMA | FI_ATOMIC | FI_TRIGGER | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+  if (hmem) {
+    hints->caps |= FI_HMEM;
+    hints->domain_attr->mr_mode |= FI_MR_HMEM;
+  }
   // Our operation contexts are at least an fi_context2.
   hints->mode = FI_CONTEXT | FI_CONTEXT2;
   // Every registration mode below is handled in memory.cpp.
-  hints->domain_attr->mr_mode =
+  hints->domain_attr->mr_mode |=
       FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
   hints->domain_attr->threading = FI_THREAD_SAFE;  // the doorbell agent is another thread
   if (options.manual_progress) hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
@@ -133,10 +144,20 @@ bool pick_style(Fabric::Impl &impl, TriggerStyle forced, std::string *why) {
 
 std::unique_ptr<Fabric::Impl> open_provider(const std::string &name, const Options &options, std::string *why) {
   auto impl = std::make_unique<Fabric::Impl>();
-  fi_info *hints = make_hints(name, options);
-  if (!hints) return *why = "fi_allocinfo failed", nullptr;
-  int rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &impl->info);
-  fi_freeinfo(hints);
+  // Device memory registered directly where the provider can (FI_HMEM), else without it.
+  const fi_hmem_iface iface = hmem_iface(options.device_runtime);
+  int rc = -FI_ENODATA;
+  for (bool hmem : {iface != FI_HMEM_SYSTEM, false}) {
+    fi_info *hints = make_hints(name, options, hmem);
+    if (!hints) return *why = "fi_allocinfo failed", nullptr;
+    rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &impl->info);
+    fi_freeinfo(hints);
+    if (rc == 0) {
+      if (hmem) impl->hmem_iface = iface, impl->hmem_device = options.device_ordinal;
+      break;
+    }
+    if (!hmem) break;
+  }
   if (rc) {
     *why = fi_error_text("fi_getinfo", rc) +
            " (not installed, or no reliable endpoint with RMA, atomics and triggered operations)";

@@ -78,6 +78,8 @@ struct Fabric::Impl {
   bool manual_progress = false;
   bool poke_triggers = false;  // sockets: see Fabric::progress()
   bool atomic_write = false;
+  fi_hmem_iface hmem_iface = FI_HMEM_SYSTEM;  // device memory it registers: FI_HMEM_SYSTEM for none
+  int hmem_device = 0;
   uint64_t triggered_limit = 0;
   // Elements one accumulate may carry, by AtomicType and AtomicOp (fi_atomicvalid at open; 0: none).
   size_t atomic_limits[4][4] = {};
@@ -116,7 +118,7 @@ struct Fabric::Impl {
   Status take_record(const char *what, uint32_t *rec);
   Counter make_counter();
   bool release_counter(Counter c);
-  Region register_memory(void *base, size_t bytes);
+  Region register_memory(void *base, size_t bytes, bool device);
   Status add(Counter c, uint64_t value);
   uint64_t read(Counter c);
   uint64_t read_errors(Counter c);

@@ -12,10 +12,15 @@ RegionEntry *Fabric::Impl::region(Region r) {
   return regions[r.id - 1].get();
 }
 
-Region Fabric::Impl::register_memory(void *base, size_t bytes) {
+Region Fabric::Impl::register_memory(void *base, size_t bytes, bool device) {
   if (!base || bytes == 0) {
     std::lock_guard lock(mu);
     return fail(kErrArg, "register_memory: null or empty range"), Region{};
+  }
+  if (device && hmem_iface == FI_HMEM_SYSTEM) {
+    std::lock_guard lock(mu);
+    return fail(kErrUnsupported, "register_memory: the provider does not register device memory (no FI_HMEM)"),
+           Region{};
   }
   const uint64_t mode = info->domain_attr->mr_mode;
   uint64_t key = 0;
@@ -24,8 +29,23 @@ Region Fabric::Impl::register_memory(void *base, size_t bytes) {
     key = next_key++;
   }
   auto entry = std::make_unique<RegionEntry>();
-  int rc = fi_mr_reg(domain, base, bytes, FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
-                     (mode & FI_MR_PROV_KEY) ? 0 : key, 0, &entry->mr, nullptr);
+  constexpr uint64_t kAccess = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+  const uint64_t requested_key = (mode & FI_MR_PROV_KEY) ? 0 : key;
+  int rc;
+  if (device) {
+    // Device memory: the same registration, naming the memory's interface (fi_mr(3), FI_HMEM).
+    const iovec iov{base, bytes};
+    fi_mr_attr attr{};
+    attr.mr_iov = &iov;
+    attr.iov_count = 1;
+    attr.access = kAccess;
+    attr.requested_key = requested_key;
+    attr.iface = hmem_iface;
+    if (hmem_iface == FI_HMEM_CUDA) attr.device.cuda = hmem_device;
+    rc = fi_mr_regattr(domain, &attr, 0, &entry->mr);
+  } else {
+    rc = fi_mr_reg(domain, base, bytes, kAccess, 0, requested_key, 0, &entry->mr, nullptr);
+  }
   if (!rc && (mode & FI_MR_ENDPOINT)) {
     if (!(rc = fi_mr_bind(entry->mr, &ep->fid, 0))) rc = fi_mr_enable(entry->mr);
   }
@@ -44,7 +64,11 @@ Region Fabric::Impl::register_memory(void *base, size_t bytes) {
   return Region{static_cast<uint32_t>(regions.size())};
 }
 
-Region Fabric::register_memory(void *base, size_t bytes) { return impl_->register_memory(base, bytes); }
+Region Fabric::register_memory(void *base, size_t bytes, bool device) {
+  return impl_->register_memory(base, bytes, device);
+}
+
+bool Fabric::registers_device_memory() const { return impl_->hmem_iface != FI_HMEM_SYSTEM; }
 
 RemoteRegion Fabric::remote(Region r) const {
   std::lock_guard lock(impl_->mu);
