@@ -7,7 +7,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../gpu/backend.h"
 #include "../topo/locality.h"
 #include "config.h"
 
@@ -71,8 +70,10 @@ std::string open_local(State &s, throttle::Mode *mode, uint64_t *budget) {
   if (!ofi::options_from_env(&options, &why)) return why;
   // Posting waits for operation records as long as the budget waits for slots.
   options.busy_wait_ms = config().watchdog_ns / 1000000;
-  // GPU backends: window memory registered directly where the provider can (FI_HMEM).
-  if (std::strcmp(gpu::backend().name(), "host") != 0) options.device_runtime = gpu::backend().name();
+  // Unless the host backend is asked for, windows may be device memory: ask for FI_HMEM first.
+  // (The backend itself is chosen later, on first use: a GPU plugin binds the device current then.)
+  const char *backend = std::getenv("MPIX_ST_BACKEND");
+  options.device_memory = !(backend && std::strcmp(backend, "host") == 0);
   s.fabric = ofi::Fabric::open(options, &why);
   if (!s.fabric) return "no libfabric provider could be opened: " + why;
   return "";

@@ -20,6 +20,9 @@ Result transport_failure(const char *what) {
   return fail(MPI_ERR_OTHER, std::string(what) + ": " + internode::fabric().last_error());
 }
 
+// The backend's device memory, as the transport registers it.
+ofi::DeviceMemory device_memory() { return ofi::DeviceMemory{gpu::backend().name(), gpu::backend().device_ordinal()}; }
+
 // Origin buffers of fabric operations must be registered memory. Registrations of user buffers are
 // kept for the life of the transport (a later operation on the same buffer finds its registration).
 struct LocalRegistrations {
@@ -35,8 +38,9 @@ struct LocalRegistrations {
       if (p + bytes <= it->first + it->second.first) return it->second.second;
     }
     gpu::Backend &be = gpu::backend();
-    const bool device = std::strcmp(be.name(), "host") != 0 && be.manages_memory(buffer);
-    ofi::Region r = internode::fabric().register_memory(buffer, bytes, device);
+    const ofi::DeviceMemory device = device_memory();
+    const bool on_device = std::strcmp(be.name(), "host") != 0 && be.manages_memory(buffer);
+    ofi::Region r = internode::fabric().register_memory(buffer, bytes, on_device ? &device : nullptr);
     if (r) by_base[p] = {bytes, r};
     return r;
   }
@@ -155,7 +159,8 @@ Result register_window(Window &w, Registration *reg, Exchange *mine) {
     if (Result r = staged::allocate_landing(w, reg)) return r;
   } else if (direct_access()) {
     // Window memory and flags as they are: host memory, or device memory with FI_HMEM.
-    const bool device = std::strcmp(gpu::backend().name(), "host") != 0;
+    const ofi::DeviceMemory dm = device_memory();
+    const ofi::DeviceMemory *device = std::strcmp(gpu::backend().name(), "host") != 0 ? &dm : nullptr;
     if (w.bytes > 0) {
       reg->data = f.register_memory(w.base, w.bytes, device);
       if (!reg->data) return transport_failure("registering window memory");

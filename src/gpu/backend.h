@@ -101,6 +101,8 @@ class Backend {
   // A wait of an earlier enqueue timed out (MPIX_ST_WATCHDOG_MS); returns true once per event.
   virtual bool take_watchdog_report(WatchdogReport *out) = 0;
   virtual uint64_t stream_ops_enqueued() const = 0;
+  // The device this backend's memory lives on (GPU backends: the one current at start-up).
+  virtual int device_ordinal() const { return 0; }
 };
 
 // The backend of this process: MPIX_ST_BACKEND=auto|host|cuda|hip (auto: a GPU backend when its

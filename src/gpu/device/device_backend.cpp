@@ -202,6 +202,7 @@ class DeviceBackend final : public Backend {
   }
 
   uint64_t stream_ops_enqueued() const override { return launches_.load(); }
+  int device_ordinal() const override { return device_; }
 
  private:
   bool is_large_copy(const work::Item &it) const { return it.kind == work::kCopy && it.bytes >= copy_engine_bytes_; }

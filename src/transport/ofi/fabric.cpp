@@ -27,13 +27,6 @@ std::vector<std::string> split_list(const std::string &list) {
   return out;
 }
 
-// The FI_HMEM interface of a GPU runtime's memory; FI_HMEM_SYSTEM for none.
-fi_hmem_iface hmem_iface(const std::string &runtime) {
-  if (runtime == "cuda") return FI_HMEM_CUDA;
-  if (runtime == "hip") return FI_HMEM_ROCR;
-  return FI_HMEM_SYSTEM;
-}
-
 fi_info *make_hints(const std::string &provider, const Options &options, bool hmem) {
   fi_info *hints = fi_allocinfo();
   if (!hints) return nullptr;
@@ -145,15 +138,14 @@ bool pick_style(Fabric::Impl &impl, TriggerStyle forced, std::string *why) {
 std::unique_ptr<Fabric::Impl> open_provider(const std::string &name, const Options &options, std::string *why) {
   auto impl = std::make_unique<Fabric::Impl>();
   // Device memory registered directly where the provider can (FI_HMEM), else without it.
-  const fi_hmem_iface iface = hmem_iface(options.device_runtime);
   int rc = -FI_ENODATA;
-  for (bool hmem : {iface != FI_HMEM_SYSTEM, false}) {
+  for (bool hmem : {options.device_memory, false}) {
     fi_info *hints = make_hints(name, options, hmem);
     if (!hints) return *why = "fi_allocinfo failed", nullptr;
     rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &impl->info);
     fi_freeinfo(hints);
     if (rc == 0) {
-      if (hmem) impl->hmem_iface = iface, impl->hmem_device = options.device_ordinal;
+      impl->hmem = hmem;
       break;
     }
     if (!hmem) break;

@@ -46,11 +46,16 @@ struct Options {
   // answers -FI_EAGAIN, before it fails with kErrBusy; 0: no limit. Records free up in bulk (see
   // reclaim()), so a busy stream can hold them for a while.
   uint64_t busy_wait_ms = 1000;
-  // The GPU runtime whose memory should be registered directly ("cuda", "hip"; empty: none).
-  // FI_HMEM is asked of each provider first, and the provider is taken without it where it lacks
-  // it (registers_device_memory() then says false, and the caller stages through host memory).
-  std::string device_runtime;
-  int device_ordinal = 0;
+  // Device memory will need registering: FI_HMEM is asked of each provider first, and the
+  // provider is taken without it where it lacks it (registers_device_memory() then says false,
+  // and the caller stages through host memory).
+  bool device_memory = false;
+};
+
+// Device memory to register: its runtime ("cuda", "hip") and device.
+struct DeviceMemory {
+  const char *runtime = nullptr;
+  int ordinal = 0;
 };
 // MPIX_ST_OFI_PROVIDER (comma list), MPIX_ST_OFI_TRIGGER=auto|dwq|context,
 // MPIX_ST_OFI_PROGRESS=auto|manual. False with *why for a value it does not know.
@@ -116,9 +121,9 @@ class Fabric {
   int peer_count() const;
 
   // Registration for local use (put sources) and remote access (put and atomic targets).
-  // `device`: memory of Options::device_runtime (needs registers_device_memory()).
-  Region register_memory(void *base, size_t bytes, bool device = false);
-  // Whether the provider registers device memory (FI_HMEM for Options::device_runtime). Only
+  // `device`: device memory (needs registers_device_memory()); null for host memory.
+  Region register_memory(void *base, size_t bytes, const DeviceMemory *device = nullptr);
+  // Whether the provider registers device memory (FI_HMEM, asked with Options::device_memory). Only
   // compiled, never run: no provider here has it (Debian's libfabric is built without CUDA/ROCm).
   bool registers_device_memory() const;
   RemoteRegion remote(Region region) const;

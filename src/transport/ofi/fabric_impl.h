@@ -78,8 +78,7 @@ struct Fabric::Impl {
   bool manual_progress = false;
   bool poke_triggers = false;  // sockets: see Fabric::progress()
   bool atomic_write = false;
-  fi_hmem_iface hmem_iface = FI_HMEM_SYSTEM;  // device memory it registers: FI_HMEM_SYSTEM for none
-  int hmem_device = 0;
+  bool hmem = false;  // the provider registers device memory (FI_HMEM)
   uint64_t triggered_limit = 0;
   // Elements one accumulate may carry, by AtomicType and AtomicOp (fi_atomicvalid at open; 0: none).
   size_t atomic_limits[4][4] = {};
@@ -118,7 +117,7 @@ struct Fabric::Impl {
   Status take_record(const char *what, uint32_t *rec);
   Counter make_counter();
   bool release_counter(Counter c);
-  Region register_memory(void *base, size_t bytes, bool device);
+  Region register_memory(void *base, size_t bytes, const DeviceMemory *device);
   Status add(Counter c, uint64_t value);
   uint64_t read(Counter c);
   uint64_t read_errors(Counter c);

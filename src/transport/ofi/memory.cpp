@@ -3,6 +3,8 @@
 //   FI_MR_PROV_KEY   the provider chooses keys, else we request unique ones
 //   FI_MR_LOCAL      local buffers need the registration's descriptor
 //   FI_MR_ENDPOINT   a registration is bound to the endpoint and enabled before use
+#include <cstring>
+
 #include "fabric_impl.h"
 
 namespace mpix::ofi {
@@ -12,12 +14,19 @@ RegionEntry *Fabric::Impl::region(Region r) {
   return regions[r.id - 1].get();
 }
 
-Region Fabric::Impl::register_memory(void *base, size_t bytes, bool device) {
+namespace {
+// The FI_HMEM interface of a GPU runtime's memory.
+fi_hmem_iface hmem_iface(const char *runtime) {
+  return std::strcmp(runtime, "hip") == 0 ? FI_HMEM_ROCR : FI_HMEM_CUDA;
+}
+}  // namespace
+
+Region Fabric::Impl::register_memory(void *base, size_t bytes, const DeviceMemory *device) {
   if (!base || bytes == 0) {
     std::lock_guard lock(mu);
     return fail(kErrArg, "register_memory: null or empty range"), Region{};
   }
-  if (device && hmem_iface == FI_HMEM_SYSTEM) {
+  if (device && !hmem) {
     std::lock_guard lock(mu);
     return fail(kErrUnsupported, "register_memory: the provider does not register device memory (no FI_HMEM)"),
            Region{};
@@ -40,8 +49,8 @@ Region Fabric::Impl::register_memory(void *base, size_t bytes, bool device) {
     attr.iov_count = 1;
     attr.access = kAccess;
     attr.requested_key = requested_key;
-    attr.iface = hmem_iface;
-    if (hmem_iface == FI_HMEM_CUDA) attr.device.cuda = hmem_device;
+    attr.iface = hmem_iface(device->runtime);
+    if (attr.iface == FI_HMEM_CUDA) attr.device.cuda = device->ordinal;
     rc = fi_mr_regattr(domain, &attr, 0, &entry->mr);
   } else {
     rc = fi_mr_reg(domain, base, bytes, kAccess, 0, requested_key, 0, &entry->mr, nullptr);
@@ -64,11 +73,11 @@ Region Fabric::Impl::register_memory(void *base, size_t bytes, bool device) {
   return Region{static_cast<uint32_t>(regions.size())};
 }
 
-Region Fabric::register_memory(void *base, size_t bytes, bool device) {
+Region Fabric::register_memory(void *base, size_t bytes, const DeviceMemory *device) {
   return impl_->register_memory(base, bytes, device);
 }
 
-bool Fabric::registers_device_memory() const { return impl_->hmem_iface != FI_HMEM_SYSTEM; }
+bool Fabric::registers_device_memory() const { return impl_->hmem; }
 
 RemoteRegion Fabric::remote(Region r) const {
   std::lock_guard lock(impl_->mu);

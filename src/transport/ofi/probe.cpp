@@ -23,7 +23,7 @@ Fabric::Impl::Probe Fabric::Impl::probe(TriggerStyle s, std::string *why) {
     std::lock_guard lock(mu);
     return error;
   };
-  if (!probe_region && !(probe_region = register_memory(probe_words, sizeof probe_words, false)))
+  if (!probe_region && !(probe_region = register_memory(probe_words, sizeof probe_words, nullptr)))
     return *why = last(), Probe::refused;
   RemoteRegion remote;
   {
