@@ -35,11 +35,12 @@ struct StagedRanges {
   uint64_t pad;
   StagedRange range[kStagedRangesMax];
 };
-// The mirror is rounded up to this, so the descriptor blocks that follow it stay aligned.
-constexpr uint64_t kMirrorAlign = 64;
-inline constexpr uint64_t staged_mirror_bytes(uint64_t window_bytes) {
-  return (window_bytes + kMirrorAlign - 1) / kMirrorAlign * kMirrorAlign;
+// Staged pieces (the mirror, the range blocks after it, data in staging buffers) start on this.
+constexpr uint64_t kStagedAlign = 64;
+inline constexpr uint64_t staged_align(uint64_t bytes) {
+  return (bytes + kStagedAlign - 1) / kStagedAlign * kStagedAlign;
 }
+inline constexpr uint64_t staged_mirror_bytes(uint64_t window_bytes) { return staged_align(window_bytes); }
 // Where origin `origin`'s block lies, given the mirror's start and the window size.
 inline constexpr uint64_t staged_ranges_at(uint64_t mirror, uint64_t window_bytes, int origin) {
   return mirror + staged_mirror_bytes(window_bytes) + static_cast<uint64_t>(origin) * sizeof(StagedRanges);

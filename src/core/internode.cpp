@@ -163,6 +163,10 @@ Result available() {
 }
 
 ofi::Fabric &fabric() { return *state().fabric; }
+
+Result transport_failure(const char *what) {
+  return fail(MPI_ERR_OTHER, std::string(what) + ": " + fabric().last_error());
+}
 ofi::DoorbellAgent &doorbells() { return *state().agent; }
 throttle::TriggeredBudget &budget() { return *state().budget; }
 

@@ -28,6 +28,9 @@ throttle::TriggeredBudget &budget();
 // (checked in reservation order). Errors name MPIX_ST_THROTTLE / MPIX_ST_TRIGGERED_OPS_MAX.
 Result reserve(uint64_t ops, ofi::Counter completion, uint64_t threshold);
 
+// An MPI_ERR_OTHER naming `what` failed and the transport's last error.
+Result transport_failure(const char *what);
+
 // Every reservation completed by `completion` is complete (its window waited for them): the
 // counter may be released, and the budget counts those slots free.
 void forget_completed(ofi::Counter completion);

@@ -16,9 +16,7 @@
 namespace mpix::core::remote {
 namespace {
 
-Result transport_failure(const char *what) {
-  return fail(MPI_ERR_OTHER, std::string(what) + ": " + internode::fabric().last_error());
-}
+using internode::transport_failure;
 
 // The backend's device memory, as the transport registers it.
 ofi::DeviceMemory device_memory() { return ofi::DeviceMemory{gpu::backend().name(), gpu::backend().device_ordinal()}; }
@@ -284,10 +282,16 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
   RemoteState &s = *w.remote;
   if (targets.empty()) return ok();
   ofi::Fabric &f = internode::fabric();
-  std::vector<RemoteOp> ops = w.access.remote_ops;
-  if (s.staged && !ops.empty())
-    if (Result r = staged::stage(w, s.stream_staging, ops, list.ops)) return r;
-  const uint64_t nt = targets.size(), nops = ops_of(ops);
+  // Staging points puts at their staged copies: a copy of the epoch's operations, so a refused
+  // epoch keeps its own.
+  std::vector<RemoteOp> staged_ops;
+  const std::vector<RemoteOp> *ops = &w.access.remote_ops;
+  if (s.staged && !ops->empty()) {
+    staged_ops = *ops;
+    if (Result r = staged::stage(w, s.stream_staging, staged_ops, list.ops)) return r;
+    ops = &staged_ops;
+  }
+  const uint64_t nt = targets.size(), nops = ops_of(*ops);
   // One reservation, before anything is posted: the operations, a signal per target, and the
   // local completion signal. A second one could wait for operations only this list's doorbell
   // fires, and a refused one must leave nothing half posted.
@@ -295,7 +299,7 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
   if (Result r = internode::reserve(nops + nt + local_done, s.signal_done, s.signals_posted + nt + local_done))
     return r;
   const uint64_t ring = s.complete_rings + 1;
-  if (Result r = post_ops(w, ops, s.complete_trigger, ring)) return r;
+  if (Result r = post_ops(w, *ops, s.complete_trigger, ring)) return r;
   // Each target's complete signal follows every operation posted so far (chained on their
   // completion counter); an epoch without operations signals when the doorbell rings.
   const ofi::Trigger signal = nops ? ofi::Trigger{s.op_done, s.ops_posted, s.signal_done}
@@ -326,17 +330,20 @@ Result complete_now(Window &w) {
   if (w.access.remote_ops.empty()) return ok();
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
-  std::vector<RemoteOp> ops = w.access.remote_ops;
+  std::vector<RemoteOp> staged_ops;
+  const std::vector<RemoteOp> *ops = &w.access.remote_ops;
   if (s.staged) {
+    staged_ops = *ops;
     gpu::WorkList copies;
-    if (Result r = staged::stage(w, s.host_staging, ops, copies.ops)) return r;
+    if (Result r = staged::stage(w, s.host_staging, staged_ops, copies.ops)) return r;
     gpu::Backend &be = gpu::backend();
     if (be.execute(copies)) return fail(MPI_ERR_OTHER, "staging the epoch's puts failed: " + be.last_error());
+    ops = &staged_ops;
   }
-  const uint64_t nops = ops_of(ops);
+  const uint64_t nops = ops_of(*ops);
   if (Result r = internode::reserve(nops, s.op_done, s.ops_posted + nops)) return r;
   const uint64_t ring = s.host_rings + 1;
-  if (Result r = post_ops(w, ops, s.host_trigger, ring)) return r;
+  if (Result r = post_ops(w, *ops, s.host_trigger, ring)) return r;
   s.host_rings = ring;
   if (f.add(s.host_trigger, 1) || f.wait(s.op_done, s.ops_posted, wait_limit_ms()))
     return transport_failure("completing the epoch's operations");

@@ -13,8 +13,6 @@ namespace {
 
 using work::StagedRanges;
 
-uint64_t round_up(uint64_t n) { return (n + work::kMirrorAlign - 1) / work::kMirrorAlign * work::kMirrorAlign; }
-
 // Bytes of [mirror | range blocks] of a window of `bytes` among `size` ranks.
 uint64_t landing_data_bytes(uint64_t bytes, int size) {
   return work::staged_mirror_bytes(bytes) + static_cast<uint64_t>(size) * sizeof(StagedRanges);
@@ -22,9 +20,7 @@ uint64_t landing_data_bytes(uint64_t bytes, int size) {
 
 uint64_t block_bytes(uint64_t ranges) { return 2 * sizeof(uint64_t) + ranges * sizeof(work::StagedRange); }
 
-Result transport_failure(const char *what) {
-  return fail(MPI_ERR_OTHER, std::string(what) + ": " + internode::fabric().last_error());
-}
+using internode::transport_failure;
 
 // Makes `buffer` hold at least `bytes`. A buffer it outgrows is kept until the window is freed:
 // epochs already enqueued may still copy into it.
@@ -116,16 +112,16 @@ Result stage(Window &w, StagingBuffer &buffer, std::vector<RemoteOp> &ops, std::
   uint64_t bytes = 0;
   for (const RemoteOp &op : ops) {
     if (ranges[op.target]++ == 0) targets.push_back(op.target);
-    bytes += round_up(op.bytes);
+    bytes += work::staged_align(op.bytes);
   }
-  for (int t : targets) bytes += round_up(block_bytes(ranges[t]));
+  for (int t : targets) bytes += work::staged_align(block_bytes(ranges[t]));
   if (Result r = reserve_staging(s, buffer, bytes)) return r;
   char *host = static_cast<char *>(buffer.mem.host), *device = static_cast<char *>(buffer.mem.device);
   uint64_t at = 0;
   const size_t puts = ops.size();
   for (int t : targets) {
     const uint64_t block = at;
-    at += round_up(block_bytes(ranges[t]));
+    at += work::staged_align(block_bytes(ranges[t]));
     items.push_back(store2(device + block, ranges[t], 0));
     uint64_t r = 0;
     for (size_t i = 0; i < puts; ++i) {
@@ -140,7 +136,7 @@ Result stage(Window &w, StagingBuffer &buffer, std::vector<RemoteOp> &ops, std::
       items.push_back(copy);
       op.staged = host + at;
       op.staged_region = buffer.region;
-      at += round_up(op.bytes);
+      at += work::staged_align(op.bytes);
     }
     ops.push_back(RemoteOp{RemoteKind::put, nullptr, block_bytes(ranges[t]), t,
                            work::staged_mirror_bytes(w.peers[t].bytes) + w.rank * sizeof(StagedRanges), 0, 0,

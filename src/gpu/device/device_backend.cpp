@@ -228,7 +228,10 @@ class DeviceBackend final : public Backend {
     for (const work::Item &it : list.ops) accumulates += it.kind == work::kAccumulate;
     const bool ordered = accumulates > 1;
     // Launch order (work_items.h): waits, ops, stored signals, trailing waits, counting signals.
-    std::vector<work::Item> stores, counts_signals;
+    // Scratch kept per thread: enqueue is the hot path, and it allocates nothing once warm.
+    thread_local std::vector<work::Item> stores, counts_signals;
+    stores.clear();
+    counts_signals.clear();
     for (const work::Item &it : list.signals) ((it.flags & work::kSignalAdd) ? counts_signals : stores).push_back(it);
     const std::vector<work::Item> *parts[5] = {&list.waits, &list.ops, &stores, &list.trailing_waits, &counts_signals};
     size_t part = 0, index = 0;

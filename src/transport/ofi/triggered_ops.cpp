@@ -12,6 +12,18 @@ namespace {
 // Data is visible at the target when a put completes: the chained signal may then announce it.
 constexpr uint64_t kOpFlags = FI_DELIVERY_COMPLETE;
 
+// Points an RMA or atomic message (fi_msg_rma, fi_msg_atomic: same field names) at one local and
+// one remote vector.
+template <typename Msg, typename LocalIov, typename RemoteIov>
+void point_message(Msg &msg, LocalIov *local, void **desc, fi_addr_t dest, RemoteIov *remote) {
+  msg.msg_iov = local;
+  msg.desc = desc;
+  msg.iov_count = 1;
+  msg.addr = dest;
+  msg.rma_iov = remote;
+  msg.rma_iov_count = 1;
+}
+
 size_t ofi_datatype_bytes(fi_datatype t) { return (t == FI_INT32 || t == FI_UINT32 || t == FI_FLOAT) ? 4 : 8; }
 
 }  // namespace
@@ -157,12 +169,7 @@ Status Fabric::Impl::rma(TriggerStyle s, OpKind kind, void *local, size_t bytes,
   o.iov = {local, bytes};
   o.desc = desc;
   o.rma_iov = {remote.base + remote_offset, bytes, remote.key};
-  o.rma.msg.msg_iov = &o.iov;
-  o.rma.msg.desc = &o.desc;
-  o.rma.msg.iov_count = 1;
-  o.rma.msg.addr = dest;
-  o.rma.msg.rma_iov = &o.rma_iov;
-  o.rma.msg.rma_iov_count = 1;
+  point_message(o.rma.msg, &o.iov, &o.desc, dest, &o.rma_iov);
   return submit(s, kind, rec, trigger);
 }
 
@@ -190,12 +197,7 @@ Status Fabric::Impl::atomic(TriggerStyle s, fi_op op, fi_datatype type, const vo
   o.desc = desc;
   o.ioc = {local ? const_cast<void *>(local) : &o.operand, count};
   o.rma_ioc = {remote.base + remote_offset, count, remote.key};
-  o.atomic.msg.msg_iov = &o.ioc;
-  o.atomic.msg.desc = &o.desc;
-  o.atomic.msg.iov_count = 1;
-  o.atomic.msg.addr = dest;
-  o.atomic.msg.rma_iov = &o.rma_ioc;
-  o.atomic.msg.rma_iov_count = 1;
+  point_message(o.atomic.msg, &o.ioc, &o.desc, dest, &o.rma_ioc);
   o.atomic.msg.datatype = type;
   o.atomic.msg.op = op;
   return submit(s, OpKind::atomic, rec, trigger);
