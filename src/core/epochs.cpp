@@ -143,6 +143,7 @@ Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stre
     for (int o : origins) ++w.completes_expected[o];
     thread_local gpu::WorkList list;
     list.clear();
+    remote::mirror(w, origins, list);
     std::vector<int> remote_origins;
     for (int o : origins) {
       ++w.posts_sent[o];
@@ -155,9 +156,10 @@ Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stre
       for (int o : origins) --w.posts_sent[o], --w.completes_expected[o];
       return r;
     }
-  } else if (!(assert_bits & MPI_MODE_NOCHECK)) {
+  } else {
+    if (Result r = remote::mirror_now(w, origins)) return r;
     // NOCHECK is given on a post exactly when its matching starts give it: no notification.
-    notify(w, origins, kTagPost, &e.post_sends);
+    if (!(assert_bits & MPI_MODE_NOCHECK)) notify(w, origins, kTagPost, &e.post_sends);
   }
   e.mode = stream_mode ? EpochMode::stream : EpochMode::host;
   e.origins = std::move(origins);
@@ -183,7 +185,7 @@ Result start(Window &w, MPI_Group group, int assert_bits) {
   a.via_fabric.assign(w.size, 0);
   for (int t : targets) {
     a.in_group[t] = 1;
-    a.via_fabric[t] = !w.peers[t].node_local;
+    a.via_fabric[t] = w.completes_via_fabric(t);
   }
   a.targets = std::move(targets);
   a.ops.clear();

@@ -11,7 +11,7 @@
 #include "config.h"
 #include "internode.h"
 #include "list_items.h"
-#include "staged_puts.h"
+#include "staged_transfers.h"
 
 namespace mpix::core::remote {
 namespace {
@@ -170,6 +170,7 @@ Result register_window(Window &w, Registration *reg, Exchange *mine) {
   }
   if (reg->data) mine->data = f.remote(reg->data);
   mine->flags = f.remote(reg->flags);
+  mine->mirrors = reg->landing.host && w.mirror_requested;
   return ok();
 }
 
@@ -196,9 +197,11 @@ Result attach(Window &w, const Registration &reg, const std::vector<Exchange> &a
   s->staged = reg.landing.host != nullptr;
   s->landing = reg.landing;
   s->net_flags = s->staged ? staged::net_flags(w, reg.landing) : w.flags;
+  s->mirrors = s->staged && w.mirror_requested;
   for (const Exchange &e : all) {
     s->peer_data.push_back(e.data);
     s->peer_flags.push_back(e.flags);
+    s->peer_mirrors.push_back(e.mirrors != 0);
   }
   if (gpu::backend().allocate_host_mapped(2 * sizeof(uint64_t), &s->doorbell_mem))
     return fail(MPI_ERR_NO_MEM, "doorbell words: " + gpu::backend().last_error());
@@ -259,6 +262,19 @@ Result detach(Window &w) {
   return ok();
 }
 
+void mirror(Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
+  staged::mirror_window(w, origins, list);
+}
+
+Result mirror_now(Window &w, const std::vector<int> &origins) {
+  gpu::WorkList list;
+  staged::mirror_window(w, origins, list);
+  if (list.empty()) return ok();
+  gpu::Backend &be = gpu::backend();
+  if (be.execute(list)) return fail(MPI_ERR_OTHER, "copying the window into its host mirror failed: " + be.last_error());
+  return ok();
+}
+
 Result post(Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
   if (origins.empty()) return ok();
   RemoteState &s = *w.remote;
@@ -282,13 +298,13 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
   RemoteState &s = *w.remote;
   if (targets.empty()) return ok();
   ofi::Fabric &f = internode::fabric();
-  // Staging points puts at their staged copies: a copy of the epoch's operations, so a refused
+  // Staging points operations at staging memory: a copy of the epoch's operations, so a refused
   // epoch keeps its own.
   std::vector<RemoteOp> staged_ops;
   const std::vector<RemoteOp> *ops = &w.access.remote_ops;
   if (s.staged && !ops->empty()) {
     staged_ops = *ops;
-    if (Result r = staged::stage(w, s.stream_staging, staged_ops, list.ops)) return r;
+    if (Result r = staged::stage(w, s.stream_staging, staged_ops, list)) return r;
     ops = &staged_ops;
   }
   const uint64_t nt = targets.size(), nops = ops_of(*ops);
@@ -332,12 +348,14 @@ Result complete_now(Window &w) {
   ofi::Fabric &f = internode::fabric();
   std::vector<RemoteOp> staged_ops;
   const std::vector<RemoteOp> *ops = &w.access.remote_ops;
+  gpu::WorkList copies, unstage;  // staging before the operations, and gotten data after them
+  gpu::Backend &be = gpu::backend();
   if (s.staged) {
     staged_ops = *ops;
-    gpu::WorkList copies;
-    if (Result r = staged::stage(w, s.host_staging, staged_ops, copies.ops)) return r;
-    gpu::Backend &be = gpu::backend();
-    if (be.execute(copies)) return fail(MPI_ERR_OTHER, "staging the epoch's puts failed: " + be.last_error());
+    if (Result r = staged::stage(w, s.host_staging, staged_ops, copies)) return r;
+    std::swap(unstage.ops, copies.trailing_ops);
+    if (!copies.empty() && be.execute(copies))
+      return fail(MPI_ERR_OTHER, "staging the epoch's data failed: " + be.last_error());
     ops = &staged_ops;
   }
   const uint64_t nops = ops_of(*ops);
@@ -347,6 +365,8 @@ Result complete_now(Window &w) {
   s.host_rings = ring;
   if (f.add(s.host_trigger, 1) || f.wait(s.op_done, s.ops_posted, wait_limit_ms()))
     return transport_failure("completing the epoch's operations");
+  if (!unstage.empty() && be.execute(unstage))
+    return fail(MPI_ERR_OTHER, "copying staged MPI_Get data into the origin buffers failed: " + be.last_error());
   return ok();
 }
 
@@ -359,7 +379,7 @@ Result wait_now(Window &w, const std::vector<int> &origins) {
   wait(w, origins, list);
   if (list.empty()) return ok();
   gpu::Backend &be = gpu::backend();
-  if (be.execute(list)) return fail(MPI_ERR_OTHER, "copying staged puts into the window failed: " + be.last_error());
+  if (be.execute(list)) return fail(MPI_ERR_OTHER, "copying staged puts and accumulates into the window failed: " + be.last_error());
   return ok();
 }
 

@@ -14,10 +14,11 @@
 namespace mpix::core::remote {
 
 // Window creation: registers the window's memory and flags, or for a staged window (see
-// staged_puts.h) its landing area, when the transport is up. The handles travel in the window's
+// staged_transfers.h) its landing area, when the transport is up. The handles travel in the window's
 // exchange; attach() then keeps them when some peer is remote.
 struct Exchange {
   ofi::RemoteRegion data, flags;
+  uint64_t mirrors = 0;  // 1: a staged window that copies its data into the mirror at each post
 };
 struct Registration {
   ofi::Region data, flags;
@@ -35,6 +36,10 @@ Result detach(Window &w);
 // provider cannot do it (an accumulate of a type or operation it lacks).
 uint64_t fabric_operations(const RemoteOp &op);
 
+// Exposure epochs of windows that mirror (staged_transfers.h): the window copied into its host
+// mirror before the post signals (stream mode: added to the post's list; host mode: run now).
+void mirror(Window &w, const std::vector<int> &origins, gpu::WorkList &list);
+Result mirror_now(Window &w, const std::vector<int> &origins);
 // Stream mode: posts the operations and adds the doorbell store to `list`.
 Result post(Window &w, const std::vector<int> &remote_origins, gpu::WorkList &list);
 Result complete(Window &w, const std::vector<int> &remote_targets, gpu::WorkList &list);

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "remote_epochs.h"
-#include "staged_puts.h"
+#include "staged_transfers.h"
 
 namespace mpix::core {
 namespace {
@@ -90,8 +90,11 @@ Result record(Window &w, const RmaRequest &q) {
                                        std::to_string(peer.bytes) + " bytes");
   // Peers on other nodes are reached through the fabric. So are accumulates to any peer of a window
   // that has a fabric: NIC atomics and processor atomics on one element are not atomic together.
-  // (A staged window's fabric carries no accumulates: node-local ones stay on the devices.)
-  if (!peer.node_local || (it.kind == work::kAccumulate && w.remote && !w.remote->staged)) {
+  // (A staged window's network atomics apply to a target's mirror, if it keeps one: accumulates to
+  // other targets of such a window stay on the devices.)
+  const bool fabric_accumulate =
+      it.kind == work::kAccumulate && w.remote && (!w.remote->staged || w.remote->peer_mirrors[q.target_rank]);
+  if (!peer.node_local || fabric_accumulate) {
     const RemoteKind kind = q.kind == RmaKind::put   ? RemoteKind::put
                             : q.kind == RmaKind::get ? RemoteKind::get
                                                      : RemoteKind::accumulate;

@@ -36,7 +36,8 @@ struct RemoteOp {
   int target;
   uint64_t offset;
   uint8_t dtype = 0, op = 0;  // accumulates: work::Dtype, work::AccOp
-  // What the network reads instead of `origin`: a staged put's copy in registered host memory.
+  // What the network uses instead of `origin`: staging in registered host memory (a staged put's
+  // or accumulate's copy of the data, where a staged get lands).
   void *staged = nullptr;
   ofi::Region staged_region;
 };
@@ -80,6 +81,8 @@ struct RemoteState {
   ofi::Counter post_trigger, complete_trigger, host_trigger;
   ofi::Counter op_done, signal_done;                     // completions
   bool staged = false;
+  bool mirrors = false;               // staged: the window is copied into the mirror at each post
+  std::vector<uint8_t> peer_mirrors;  // by window rank: that peer mirrors (takes gets, accumulates)
   gpu::HostMapped landing;        // staged only
   uint64_t *net_flags = nullptr;  // the flag slots the network writes (device view; the window's own flags
                                   // unless staged)
@@ -109,6 +112,7 @@ class Window {
   uint64_t bytes = 0;
   int disp_unit = 1;
   bool memory_owned = false;  // made by MPI_Win_allocate through the backend
+  bool mirror_requested = false;  // info mpix_st_staged_get_accumulate (used if the window is staged)
   uint64_t *flags = nullptr;
   std::vector<Peer> peers;
   std::unique_ptr<RemoteState> remote;  // only when some peer is on another node
@@ -138,7 +142,14 @@ class Window {
     return remote && !peers[peer].node_local ? remote->net_flags : flags;
   }
   const uint64_t *post_flag_from(int target) const { return incoming_flags(target) + target; }
-  const uint64_t *complete_flag_from(int origin) const { return incoming_flags(origin) + size + origin; }
+  // A window that mirrors hears every origin's completes from the network (staged_transfers.h).
+  const uint64_t *complete_flag_from(int origin) const {
+    return (remote && remote->mirrors ? remote->net_flags : incoming_flags(origin)) + size + origin;
+  }
+  // Complete signals to `target` travel through the fabric: it is on another node, or it mirrors.
+  bool completes_via_fabric(int target) const {
+    return !peers[target].node_local || (remote && remote->peer_mirrors[target]);
+  }
   uint64_t *retire_slot() const { return flags + 2 * size; }
   uint64_t *accumulate_lock_of(int target) const {
     return reinterpret_cast<uint64_t *>(peers[target].flags.base) + 2 * size + 1;

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "epochs.h"
 #include "remote_epochs.h"
+#include "staged_transfers.h"
 #include "window.h"
 
 namespace mpix::core {
@@ -134,6 +135,7 @@ Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
   w->bytes = static_cast<uint64_t>(size);
   w->disp_unit = disp_unit;
   w->memory_owned = memory_owned;
+  w->mirror_requested = staged::mirror_requested(info);
   w->pmpi_window_is_stub = stub;
   PMPI_Comm_dup(comm, &w->comm);
   PMPI_Comm_group(comm, &w->group);

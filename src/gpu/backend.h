@@ -40,17 +40,21 @@ struct HostMapped {
 // An ordered list of work items (waits, then data operations, then signals) for one epoch call.
 struct WorkList {
   std::vector<work::Item> waits, ops, signals;
-  // Waits after the signals (a doorbell rung, then the network's completion awaited); counting
-  // signals (work::kSignalAdd) run after these.
-  std::vector<work::Item> trailing_waits;
+  // Waits after the signals (a doorbell rung, then the network's completion awaited), then data
+  // operations that need them passed (staged gets: host staging -> the origin buffer); counting
+  // signals (work::kSignalAdd) run after these. Trailing ops cost the device a second launch.
+  std::vector<work::Item> trailing_waits, trailing_ops;
   uint32_t window_id = 0;
   uint64_t watchdog_ns = 0;  // 0: waits never time out
-  bool empty() const { return waits.empty() && ops.empty() && signals.empty() && trailing_waits.empty(); }
+  bool empty() const {
+    return waits.empty() && ops.empty() && signals.empty() && trailing_waits.empty() && trailing_ops.empty();
+  }
   void clear() {
     waits.clear();
     ops.clear();
     signals.clear();
     trailing_waits.clear();
+    trailing_ops.clear();
   }
 };
 

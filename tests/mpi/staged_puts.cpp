@@ -15,6 +15,12 @@
 //     refused with MPI_ERR_UNSUPPORTED_OPERATION while the first 64 land; MPI_Get and
 //     MPI_Accumulate to the neighbour are refused with the same class, write nothing, and the
 //     epoch goes on (a put after them lands). Without the option this part is skipped.
+//  e. A window created with info mpix_st_staged_get_accumulate=true (a staged window then copies
+//     its data into its host mirror at each post): in one epoch each rank gets 64 bytes of its
+//     right neighbour's window at an odd offset, adds 1 to 16 int32 elements of it with
+//     MPI_Accumulate, and puts 61 bytes; all three must land, nothing else may change, and the
+//     get must return what the neighbour's window held at its post. Runs everywhere (with or
+//     without staging); after part c, it shows the info key lifts those refusals.
 //  d. Stream-triggered epochs enqueued back to back (--epochs=N, default 2000) with one stream
 //     synchronisation: in epoch e each rank puts the 8-byte value e * 1000003 + rank into slot e of
 //     its right neighbour's window (epochs x 8 bytes). On the host backend the source is one
@@ -270,6 +276,49 @@ void refusals(Mode mode, WinKind kind, void *s) {
   free_window(w);
 }
 
+// ---- e. gets and accumulates through a window that mirrors (info key) ------------------------------
+
+void mirrored(Mode mode, WinKind kind, void *s) {
+  const uint64_t init_key = key(0xe, static_cast<uint64_t>(mode), static_cast<uint64_t>(kind));
+  const size_t acc_off = 4096, get_off = 8192 + 3, put_off = 12288 + 1, bytes = 16384 + 5;
+  TestWin w = make_window(kind, bytes, 1, MPI_COMM_WORLD, init_key, {{"mpix_st_staged_get_accumulate", "true"}});
+  std::vector<uint8_t> shadow = pattern(bytes, key(init_key, static_cast<uint64_t>(g_rank)));
+  const std::vector<uint8_t> right_window = pattern(bytes, key(init_key, static_cast<uint64_t>(g_right)));
+  Group to_right({g_right}), from_left({g_left});
+  g_context = fmt("e. %s, %s, MPI_Get, MPI_Accumulate and MPI_Put to rank %d (%s), window mirrored by info key",
+                  mode_name(mode), kind_name(kind), g_right, g_right_remote ? "another node" : "this node");
+  DevBuf get_dst(64 + 2), acc_src(64), put_src(64);
+  std::vector<uint8_t> canary(get_dst.n, 0xee);
+  get_dst.upload(canary);
+  std::vector<int32_t> ones(16, 1);
+  acc_src.upload(ones.data(), 64);
+  const uint64_t put_tag = key(init_key, 2);
+  put_src.upload(put_data(put_tag, 0, g_rank, 61));
+  MT_POST(mode, from_left, w.win, s);
+  MT_START(mode, to_right, w.win);
+  MT_OK(MPI_Get(get_dst.p + 1, 64, MPI_BYTE, g_right, static_cast<MPI_Aint>(get_off), 64, MPI_BYTE, w.win));
+  MT_OK(MPI_Accumulate(acc_src.p, 16, MPI_INT32_T, g_right, static_cast<MPI_Aint>(acc_off), 16, MPI_INT32_T, MPI_SUM,
+                       w.win));
+  MT_OK(MPI_Put(put_src.p, 61, MPI_BYTE, g_right, static_cast<MPI_Aint>(put_off), 61, MPI_BYTE, w.win));
+  MT_COMPLETE(mode, w.win, s);
+  MT_WAIT(mode, w.win, s);
+  if (mode == Mode::stream) MT_SYNC(s);
+  apply_left(shadow, {{put_off, 61}}, 1, put_tag);
+  for (size_t i = 0; i < 16; ++i) {  // my left neighbour's +1, with int32 wrap-around
+    uint32_t v;
+    std::memcpy(&v, shadow.data() + acc_off + 4 * i, 4);
+    v += 1;
+    std::memcpy(shadow.data() + acc_off + 4 * i, &v, 4);
+  }
+  check_whole(w, shadow, "after a get, an accumulate and a put into my window");
+  std::copy(right_window.begin() + static_cast<ptrdiff_t>(get_off),
+            right_window.begin() + static_cast<ptrdiff_t>(get_off + 64), canary.begin() + 1);
+  auto got = get_dst.download();
+  MT_SAME_BYTES(got.data(), canary.data(), canary.size(),
+                "the MPI_Get's destination (the neighbour's window at its post, 0xee around it)");
+  free_window(w);
+}
+
 // ---- d. many stream epochs, one synchronisation -------------------------------------------------
 
 uint64_t slot_value(int epoch, int rank) {
@@ -379,6 +428,7 @@ int main(int argc, char **argv) {
         sizes(mode, kind, s);
         many_ranges(mode, kind, s);
         if (g_expect_refusals) refusals(mode, kind, s);
+        mirrored(mode, kind, s);
       }
     for (WinKind kind : kAllKinds) enqueue_many(kind, epochs, s);
     stream_destroy(s);

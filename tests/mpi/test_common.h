@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../common/error_text.h"
@@ -360,8 +361,10 @@ struct TestWin {
 };
 
 // Collective. Window memory starts as the pattern `init_key` (0: zeros) of its owner's rank.
+// `info_pairs`: more info keys and values for the window's creation.
 inline TestWin make_window(WinKind kind, size_t bytes, int disp_unit = 1, MPI_Comm comm = MPI_COMM_WORLD,
-                           uint64_t init_key = 0) {
+                           uint64_t init_key = 0,
+                           const std::vector<std::pair<const char *, const char *>> &info_pairs = {}) {
   TestWin w;
   w.bytes = bytes;
   w.disp_unit = disp_unit;
@@ -369,6 +372,7 @@ inline TestWin make_window(WinKind kind, size_t bytes, int disp_unit = 1, MPI_Co
   MPI_Info info;
   MPI_Info_create(&info);
   MPI_Info_set(info, "mpix_st_memory", "device");
+  for (const auto &[k, v] : info_pairs) MPI_Info_set(info, k, v);
   if (kind == WinKind::allocate) {
     MT_OK(MPI_Win_allocate(static_cast<MPI_Aint>(bytes), disp_unit, info, comm, &w.base, &w.win));
   } else {

@@ -163,6 +163,7 @@ class DeviceBackend final : public Backend {
     }
     tail.signals = list.signals;
     tail.trailing_waits = list.trailing_waits;
+    tail.trailing_ops = list.trailing_ops;
     if (int st = launch_all(stream, head, true)) return st;
     for (const work::Item *it : large) {
       gpuError_t e = MPIX_GPU(MemcpyAsync)(reinterpret_cast<void *>(it->a), reinterpret_cast<const void *>(it->b),
@@ -218,7 +219,8 @@ class DeviceBackend final : public Backend {
   };
 
   // Splits the list into launches of at most kItemsPerLaunch items, preserving the order
-  // waits < ops < signals; a list that fits (every Faces exchange does) is one launch.
+  // waits < ops < signals; a list that fits (every Faces exchange does) is one launch. Trailing ops
+  // start a launch of their own (all blocks copy, after the trailing waits of the one before).
   // `user_stream`: counts toward stream_ops_enqueued() (host-driven work on the internal stream does not).
   int launch_all(void *stream, const WorkList &list, bool user_stream, uint16_t bits = 0) {
     // MPI orders accumulates of one origin by default: a list holding several runs each launch as
@@ -233,9 +235,22 @@ class DeviceBackend final : public Backend {
     stores.clear();
     counts_signals.clear();
     for (const work::Item &it : list.signals) ((it.flags & work::kSignalAdd) ? counts_signals : stores).push_back(it);
-    const std::vector<work::Item> *parts[5] = {&list.waits, &list.ops, &stores, &list.trailing_waits, &counts_signals};
+    // Each part fills one count of the launch header (0 waits, 1 ops, 2 signals, 3 trailing
+    // waits, 4 counting signals); trailing ops fill the ops of a later launch.
+    struct Part {
+      const std::vector<work::Item> *items;
+      int slot;
+    };
+    Part parts[6] = {{&list.waits, 0}, {&list.ops, 1}, {&stores, 2}, {&list.trailing_waits, 3}, {&counts_signals, 4}};
+    size_t nparts = 5, second_phase = nparts;
+    if (!list.trailing_ops.empty()) {
+      parts[4] = {&list.trailing_ops, 1};
+      parts[5] = {&counts_signals, 4};
+      nparts = 6;
+      second_phase = 4;
+    }
     size_t part = 0, index = 0;
-    while (part < 5) {
+    while (part < nparts) {
       work::LaunchParams p;
       std::memset(&p.h, 0, sizeof p.h);
       p.h.window_id = list.window_id;
@@ -244,18 +259,26 @@ class DeviceBackend final : public Backend {
       uint16_t *counts[5] = {&p.h.nwait, &p.h.ncopy, &p.h.nsignal, &p.h.ntrail, &p.h.ncount};
       size_t n = 0;
       uint64_t bytes = 0;
-      for (; part < 5; ++part, index = 0) {
-        const auto &v = *parts[part];
+      const bool after_trailing_waits = part >= second_phase;
+      for (; part < nparts; ++part, index = 0) {
+        if (part == second_phase && !after_trailing_waits) break;  // trailing ops: a launch of their own
+        const auto &v = *parts[part].items;
+        const int slot = parts[part].slot;
         for (; index < v.size() && n < work::kItemsPerLaunch; ++index, ++n) {
           p.items[n] = v[index];
-          if (part == 1 && v[index].kind != work::kStore2) bytes += v[index].bytes;  // data moved: the grid's size
-          ++*counts[part];
+          if (slot == 1 && v[index].kind != work::kStore2) bytes += v[index].bytes;  // data moved: the grid's size
+          ++*counts[slot];
         }
         if (index < v.size()) break;  // this launch is full; the rest goes in the next
       }
-      if (n == 0) break;
-      p.h.bits = bits | (ordered ? work::kOrdered : 0);
-      int blocks = ordered ? 1
+      if (n == 0) {
+        if (part < nparts) continue;  // an empty first phase
+        break;
+      }
+      // Trailing ops are copies, never ordered accumulates; a timed-out trailing wait skips them.
+      const bool one_block = ordered && !after_trailing_waits;
+      p.h.bits = bits | (one_block ? work::kOrdered : 0) | (after_trailing_waits ? work::kSkipIfWatchdogFired : 0);
+      int blocks = one_block ? 1
                            : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, bytes / bytes_per_block_)));
       if (blocks > 1 && p.h.nsignal + p.h.ntrail + p.h.ncount > 0) {
         std::lock_guard<std::mutex> lock(mu_);

@@ -187,6 +187,10 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why) {
     if (!(it.flags & work::kSignalAdd))
       std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(it.a)).store(it.b, std::memory_order_release);
   const bool waited = wait_all(list.trailing_waits, list, report);
+  for (const Item &it : list.trailing_ops) {
+    if (!waited) break;
+    if (!run_op(it, why)) return kErrRuntime;
+  }
   count(list);
   return waited ? kOk : kErrTimeout;
 }

@@ -1,4 +1,4 @@
-#include "staged_puts.h"
+#include "staged_transfers.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -70,6 +70,20 @@ bool enabled() {
   return on;
 }
 
+bool mirror_requested(MPI_Info info) {
+  static const bool everywhere = [] {
+    const char *v = std::getenv("MPIX_ST_STAGED_GET_ACCUMULATE");
+    return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0);
+  }();
+  if (info != MPI_INFO_NULL) {
+    char value[16] = {};
+    int flag = 0;
+    PMPI_Info_get(info, "mpix_st_staged_get_accumulate", sizeof value - 1, value, &flag);
+    if (flag) return std::strcmp(value, "true") == 0 || std::strcmp(value, "1") == 0;
+  }
+  return everywhere;
+}
+
 Result allocate_landing(const Window &w, remote::Registration *reg) {
   gpu::Backend &be = gpu::backend();
   const uint64_t data = landing_data_bytes(w.bytes, w.size), flags = Window::flag_slots(w.size) * sizeof(uint64_t);
@@ -90,57 +104,87 @@ uint64_t *net_flags(const Window &w, const gpu::HostMapped &landing) {
 
 Result check(const Window &w, const RemoteOp &op) {
   const std::string target = " to rank " + std::to_string(op.target);
-  if (op.kind != RemoteKind::put)
+  const char *name = op.kind == RemoteKind::put ? "MPI_Put" : op.kind == RemoteKind::get ? "MPI_Get" : "MPI_Accumulate";
+  if (op.kind != RemoteKind::put && !w.remote->peer_mirrors[op.target])
     return fail(MPI_ERR_UNSUPPORTED_OPERATION,
-                std::string(op.kind == RemoteKind::get ? "MPI_Get" : "MPI_Accumulate") + target +
+                name + target +
                     " on another node: this window stages inter-node transfers through host memory (the network "
-                    "cannot register its memory), and staging carries puts only");
-  const auto puts = std::count_if(w.access.remote_ops.begin(), w.access.remote_ops.end(),
-                                  [&](const RemoteOp &o) { return o.target == op.target; });
-  if (puts >= work::kStagedRangesMax)
-    return fail(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Put" + target + ": more than " +
+                    "cannot register its memory), and the target does not copy its window there at post; create "
+                    "the window with info mpix_st_staged_get_accumulate=true (or set "
+                    "MPIX_ST_STAGED_GET_ACCUMULATE=1) to allow MPI_Get and MPI_Accumulate");
+  if (op.kind == RemoteKind::get) return ok();
+  // Puts and accumulates each take a range of the origin's block at the target.
+  const auto ranges = std::count_if(w.access.remote_ops.begin(), w.access.remote_ops.end(), [&](const RemoteOp &o) {
+    return o.target == op.target && o.kind != RemoteKind::get;
+  });
+  if (ranges >= work::kStagedRangesMax)
+    return fail(MPI_ERR_UNSUPPORTED_OPERATION, name + target + ": more than " +
                                                    std::to_string(work::kStagedRangesMax) +
-                                                   " puts to one rank on another node in one epoch of a staged window");
+                                                   " puts and accumulates to one rank reached through the network in "
+                                                   "one epoch of a staged window");
   return ok();
 }
 
-Result stage(Window &w, StagingBuffer &buffer, std::vector<RemoteOp> &ops, std::vector<work::Item> &items) {
+void mirror_window(const Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
+  if (!w.remote || !w.remote->mirrors || origins.empty() || w.bytes == 0) return;
+  work::Item copy{};
+  copy.kind = work::kCopy;
+  copy.a = reinterpret_cast<uint64_t>(w.remote->landing.device);
+  copy.b = reinterpret_cast<uint64_t>(w.base);
+  copy.bytes = w.bytes;
+  list.ops.push_back(copy);
+}
+
+Result stage(Window &w, StagingBuffer &buffer, std::vector<RemoteOp> &ops, gpu::WorkList &list) {
   RemoteState &s = *w.remote;
-  // Layout: each target's range block, then each put's data, every piece 64-byte aligned.
+  // Layout: each target's range block, then each operation's data, every piece 64-byte aligned.
+  // Puts and accumulates are described in their target's block; gets are not.
   std::vector<int> targets;
   std::vector<uint64_t> ranges(w.size, 0);
   uint64_t bytes = 0;
   for (const RemoteOp &op : ops) {
-    if (ranges[op.target]++ == 0) targets.push_back(op.target);
+    if (op.kind != RemoteKind::get && ranges[op.target]++ == 0) targets.push_back(op.target);
     bytes += work::staged_align(op.bytes);
   }
   for (int t : targets) bytes += work::staged_align(block_bytes(ranges[t]));
   if (Result r = reserve_staging(s, buffer, bytes)) return r;
   char *host = static_cast<char *>(buffer.mem.host), *device = static_cast<char *>(buffer.mem.device);
   uint64_t at = 0;
-  const size_t puts = ops.size();
+  const size_t nops = ops.size();
+  auto copy = [](void *dst, const void *src, uint64_t n) {
+    work::Item it{};
+    it.kind = work::kCopy;
+    it.a = reinterpret_cast<uint64_t>(dst);
+    it.b = reinterpret_cast<uint64_t>(src);
+    it.bytes = n;
+    return it;
+  };
+  auto place = [&](RemoteOp &op) {
+    op.staged = host + at;
+    op.staged_region = buffer.region;
+    at += work::staged_align(op.bytes);
+  };
   for (int t : targets) {
     const uint64_t block = at;
     at += work::staged_align(block_bytes(ranges[t]));
-    items.push_back(store2(device + block, ranges[t], 0));
+    list.ops.push_back(store2(device + block, ranges[t], 0));
     uint64_t r = 0;
-    for (size_t i = 0; i < puts; ++i) {
+    for (size_t i = 0; i < nops; ++i) {
       RemoteOp &op = ops[i];
-      if (op.target != t) continue;
-      items.push_back(store2(device + block + block_bytes(r++), op.offset, op.bytes));
-      work::Item copy{};
-      copy.kind = work::kCopy;
-      copy.a = reinterpret_cast<uint64_t>(device + at);
-      copy.b = reinterpret_cast<uint64_t>(op.origin);
-      copy.bytes = op.bytes;
-      items.push_back(copy);
-      op.staged = host + at;
-      op.staged_region = buffer.region;
-      at += work::staged_align(op.bytes);
+      if (op.target != t || op.kind == RemoteKind::get) continue;
+      list.ops.push_back(store2(device + block + block_bytes(r++), op.offset, op.bytes));
+      list.ops.push_back(copy(device + at, op.origin, op.bytes));
+      place(op);
     }
     ops.push_back(RemoteOp{RemoteKind::put, nullptr, block_bytes(ranges[t]), t,
                            work::staged_mirror_bytes(w.peers[t].bytes) + w.rank * sizeof(StagedRanges), 0, 0,
                            host + block, buffer.region});
+  }
+  for (size_t i = 0; i < nops; ++i) {
+    RemoteOp &op = ops[i];
+    if (op.kind != RemoteKind::get) continue;
+    list.trailing_ops.push_back(copy(op.origin, device + at, op.bytes));
+    place(op);
   }
   return ok();
 }
@@ -149,7 +193,7 @@ void apply(const Window &w, const std::vector<int> &origins, gpu::WorkList &list
   const RemoteState &s = *w.remote;
   const uint64_t mirror = reinterpret_cast<uint64_t>(s.landing.device);
   for (int o : origins) {
-    if (w.peers[o].node_local) continue;
+    if (w.peers[o].node_local && !s.mirrors) continue;  // a mirroring window hears every origin's accumulates
     work::Item copy{};
     copy.kind = work::kCopyStaged;
     copy.a = reinterpret_cast<uint64_t>(w.base);
