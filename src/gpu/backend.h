@@ -89,6 +89,13 @@ class Backend {
   // Zeroed pinned host memory, also reached by this process's streams.
   virtual int allocate_host_mapped(size_t bytes, HostMapped *out) = 0;
   virtual void free_host_mapped(HostMapped *m) = 0;
+  // Maps I/O memory (a NIC's MMIO page) for this process's streams: *device is the address work
+  // items store to. kErrUnsupported where the runtime cannot.
+  virtual int map_io_memory([[maybe_unused]] void *host, [[maybe_unused]] size_t bytes,
+                            [[maybe_unused]] void **device) {
+    return kErrUnsupported;
+  }
+  virtual void unmap_io_memory([[maybe_unused]] void *host) {}
 
   virtual int export_region(void *ptr, size_t bytes, RegionHandle *out) = 0;
   // `owner_pid`: the process that exported the region.

@@ -89,6 +89,37 @@ class DeviceBackend final : public Backend {
     *m = HostMapped{};
   }
 
+  // One registration per page, shared by every caller that maps it (runtimes refuse to register
+  // a page twice, and several counters' adders may share one).
+  int map_io_memory(void *host, size_t bytes, void **device) override {
+    *device = nullptr;
+    std::lock_guard<std::mutex> lock(map_mu_);
+    auto it = io_pages_.find(host);
+    if (it == io_pages_.end()) {
+      gpuError_t e = MPIX_GPU(HostRegister)(host, bytes, gpuHostRegisterIoMemory | gpuHostRegisterMapped);
+      if (int st = check(e, "I/O memory registration", e == gpuErrorNotSupported ? kErrUnsupported : kErrRuntime))
+        return st;
+      void *dev = nullptr;
+      if (int st = check(MPIX_GPU(HostGetDevicePointer)(&dev, host, 0), "device view of I/O memory")) {
+        (void)MPIX_GPU(HostUnregister)(host);
+        return st;
+      }
+      it = io_pages_.emplace(host, IoPage{dev, bytes, 0}).first;
+    } else if (it->second.bytes != bytes) {
+      return fail(kErrRuntime, "I/O memory already mapped with another size");
+    }
+    ++it->second.refs;
+    *device = it->second.device;
+    return kOk;
+  }
+  void unmap_io_memory(void *host) override {
+    std::lock_guard<std::mutex> lock(map_mu_);
+    auto it = io_pages_.find(host);
+    if (it == io_pages_.end() || --it->second.refs > 0) return;
+    (void)MPIX_GPU(HostUnregister)(host);
+    io_pages_.erase(it);
+  }
+
   int allocate_flags(size_t bytes, void **ptr) override {
     if (int st = check(gpu_malloc_flags(ptr, bytes), "flag allocation", kErrNoMemory)) return st;
     return check(MPIX_GPU(Memset)(*ptr, 0, bytes), "flag initialisation");
@@ -217,6 +248,11 @@ class DeviceBackend final : public Backend {
     void *base;
     int refs;
   };
+  struct IoPage {
+    void *device;
+    size_t bytes;
+    int refs;
+  };
 
   // Splits the list into launches of at most kItemsPerLaunch items, preserving the order
   // waits < ops < signals; a list that fits (every Faces exchange does) is one launch. Trailing ops
@@ -326,6 +362,7 @@ class DeviceBackend final : public Backend {
   std::string last_error_;
   std::mutex map_mu_;
   std::map<std::string, Mapping> mappings_;
+  std::map<void *, IoPage> io_pages_;  // by host address; guarded by map_mu_ too
   std::atomic<uint64_t> launches_{0};
 };
 

@@ -17,6 +17,9 @@ constexpr auto gpuHostAllocMapped = hipHostMallocMapped;
 constexpr auto gpuHostAllocPortable = hipHostMallocPortable;
 constexpr auto gpuStreamNonBlocking = hipStreamNonBlocking;
 constexpr auto gpuDevAttrMultiProcessorCount = hipDeviceAttributeMultiprocessorCount;
+constexpr auto gpuHostRegisterIoMemory = hipHostRegisterIoMemory;
+constexpr auto gpuHostRegisterMapped = hipHostRegisterMapped;
+constexpr auto gpuErrorNotSupported = hipErrorNotSupported;
 #define gpuHostAlloc hipHostMalloc
 #define gpuFreeHost hipHostFree
 #if HIP_VERSION_MAJOR >= 6
@@ -49,6 +52,9 @@ constexpr auto gpuHostAllocMapped = cudaHostAllocMapped;
 constexpr auto gpuHostAllocPortable = cudaHostAllocPortable;
 constexpr auto gpuStreamNonBlocking = cudaStreamNonBlocking;
 constexpr auto gpuDevAttrMultiProcessorCount = cudaDevAttrMultiProcessorCount;
+constexpr auto gpuHostRegisterIoMemory = cudaHostRegisterIoMemory;
+constexpr auto gpuHostRegisterMapped = cudaHostRegisterMapped;
+constexpr auto gpuErrorNotSupported = cudaErrorNotSupported;
 #define gpuHostAlloc cudaHostAlloc
 #define gpuFreeHost cudaFreeHost
 inline bool gpu_is_device_memory(const gpuPointerAttributes &a) { return a.type == cudaMemoryTypeDevice; }

@@ -1,7 +1,14 @@
 // Counters (fi_cntr(3)) and provider progress.
+#include <unistd.h>
+
 #include <thread>
+#include <utility>
 
 #include "fabric_impl.h"
+
+#if __has_include(<rdma/fi_cxi_ext.h>)
+#include <rdma/fi_cxi_ext.h>
+#endif
 
 namespace mpix::ofi {
 
@@ -79,6 +86,51 @@ uint64_t Fabric::Impl::read_errors(Counter c) {
   return cntr ? fi_cntr_readerr(cntr) : 0;
 }
 
+// CXI: the counter's MMIO region through its counter ops (fi_cxi_ext.h); a 64-bit store to its
+// add address adds to the counter. Compiled only where that header exists; never run on this
+// project's test machines.
+Status Fabric::Impl::counter_mmio(Counter c, CounterMmio *out) {
+  *out = CounterMmio{};
+#ifdef FI_CXI_COUNTER_OPS
+  fid_cntr *cntr = nullptr;
+  bool was_mmio = false;  // asked before: a failure now leaves it as it was
+  {
+    std::lock_guard lock(mu);
+    CounterEntry *e = counter(c);
+    if (!e) return fail(kErrArg, "counter_mmio: unknown counter");
+    if (provider != "cxi") return fail(kErrUnsupported, "counter_mmio: provider " + provider + " has no counter MMIO");
+    if (!e->records.empty()) return fail(kErrArg, "counter_mmio: the counter counts operations' completions");
+    was_mmio = std::exchange(e->mmio, true);  // from now on submit() refuses it as a completion counter
+    cntr = e->cntr;
+  }
+  auto refuse = [&](Status status, std::string why) {
+    std::lock_guard lock(mu);
+    if (CounterEntry *e = counter(c)) e->mmio = was_mmio;
+    return fail(status, std::move(why));
+  };
+  fi_cxi_cntr_ops *ops = nullptr;
+  int rc = fi_open_ops(&cntr->fid, FI_CXI_COUNTER_OPS, 0, reinterpret_cast<void **>(&ops), nullptr);
+  if (rc || !ops || !ops->get_mmio_addr)
+    return refuse(kErrUnsupported, fi_error_text("counter_mmio: fi_open_ops(FI_CXI_COUNTER_OPS)",
+                                                 rc ? rc : -FI_ENOSYS));
+  void *mmio = nullptr;
+  size_t len = 0;
+  rc = ops->get_mmio_addr(&cntr->fid, &mmio, &len);
+  if (rc || !mmio) return refuse(kErrProvider, fi_error_text("counter_mmio: get_mmio_addr", rc ? rc : -FI_EINVAL));
+  // The reported length is the adder's, not the mapping's: register the whole system page that
+  // holds the adder, which the provider's mapping covers.
+  const auto page_bytes = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  out->adder = fi_cxi_get_cntr_add_addr(mmio);
+  out->page = reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(out->adder) & ~(page_bytes - 1));
+  out->page_bytes = page_bytes;
+  return kOk;
+#else
+  std::lock_guard lock(mu);
+  if (!counter(c)) return fail(kErrArg, "counter_mmio: unknown counter");
+  return fail(kErrUnsupported, "counter_mmio: built without rdma/fi_cxi_ext.h");
+#endif
+}
+
 Status Fabric::Impl::wait(Counter c, uint64_t value, uint64_t timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   auto pause = std::chrono::microseconds(1);
@@ -131,6 +183,7 @@ bool Fabric::release_counter(Counter c) { return impl_->release_counter(c); }
 Status Fabric::add(Counter c, uint64_t value) { return impl_->add(c, value); }
 uint64_t Fabric::read(Counter c) { return impl_->read(c); }
 uint64_t Fabric::read_errors(Counter c) { return impl_->read_errors(c); }
+Status Fabric::counter_mmio(Counter c, CounterMmio *out) { return impl_->counter_mmio(c, out); }
 Status Fabric::wait(Counter c, uint64_t value, uint64_t timeout_ms) { return impl_->wait(c, value, timeout_ms); }
 void Fabric::progress() { impl_->progress(); }
 

@@ -136,6 +136,14 @@ class Fabric {
   Status add(Counter counter, uint64_t value);
   uint64_t read(Counter counter);
   uint64_t read_errors(Counter counter);
+  // Where a 64-bit store of v adds v to `counter` (the CXI counter's MMIO adder), and the page
+  // holding it, for registration with the GPU runtime. kErrUnsupported where the provider has no
+  // such address (everything but cxi, and builds without rdma/fi_cxi_ext.h).
+  // Stores bypass the bookkeeping of add(), so such a counter may only trigger operations: it is
+  // refused once it counts operations' completions, and it then refuses to count them. A store adds
+  // at most 2^48 - 1 (CXI's counter width). Unmap the page from the GPU before release_counter().
+  struct CounterMmio { void *page = nullptr; size_t page_bytes = 0; void *adder = nullptr; };
+  Status counter_mmio(Counter counter, CounterMmio *out);
   // Until read(counter) >= value, driving progress; kErrTimeout after timeout_ms.
   Status wait(Counter counter, uint64_t value, uint64_t timeout_ms);
 

@@ -47,6 +47,7 @@ struct CounterEntry {
   fid_ep *ep = nullptr;         // triggered context style: the endpoint whose writes it counts
   uint64_t retired = 0;         // operations it counted whose records were released
   uint64_t added = 0;           // what add() put into it
+  bool mmio = false;            // its MMIO adder was handed out: it counts no completions
   uint32_t trigger_refs = 0;    // unreclaimed operations it triggers
   std::vector<uint32_t> records;  // unreclaimed operations it counts
 };
@@ -121,6 +122,7 @@ struct Fabric::Impl {
   Status add(Counter c, uint64_t value);
   uint64_t read(Counter c);
   uint64_t read_errors(Counter c);
+  Status counter_mmio(Counter c, CounterMmio *out);
   Status wait(Counter c, uint64_t value, uint64_t timeout_ms);
   void progress();
   // Puts and gets: `local` lies inside `local_region`.

@@ -213,6 +213,7 @@ Status Fabric::Impl::submit(TriggerStyle s, OpKind kind, uint32_t rec, const Tri
     CounterEntry *trig = counter(trigger.counter), *done = counter(trigger.completion);
     Status st = kOk;
     if (!trig || !done) st = fail(kErrArg, "triggered operation: unknown trigger or completion counter");
+    else if (done->mmio) st = fail(kErrArg, "triggered operation: a counter rung through MMIO counts no completions");
     else if (s == TriggerStyle::triggered_context) st = endpoint_for(done, &target_ep);
     if (st) {
       free_records.push_back(rec);
