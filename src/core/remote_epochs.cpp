@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -133,8 +135,46 @@ bool direct_access() {
   return std::strcmp(gpu::backend().name(), "host") == 0 || internode::fabric().registers_device_memory();
 }
 
-// The doorbell word as the stream addresses it.
-uint64_t *doorbell_for_stream(RemoteState &s, int which) { return static_cast<uint64_t *>(s.doorbell_mem.device) + which; }
+// How the stream rings doorbell `which` (0 post, 1 complete) for the `ring`th time: one store to
+// the trigger counter's MMIO adder, or the ring count stored into the word the agent watches.
+work::Item doorbell_ring(RemoteState &s, int which, uint64_t ring) {
+  if (s.mmio_adder[which]) return signal_item(s.mmio_adder[which], 1);
+  return signal_item(static_cast<uint64_t *>(s.doorbell_mem.device) + which, ring);
+}
+
+// MPIX_ST_OFI_DOORBELL=auto|mmio|agent: how streams ring doorbells (auto: the MMIO adder where the
+// provider has one, i.e. CXI; else the agent).
+enum class DoorbellMode { automatic, mmio, agent, invalid };
+DoorbellMode doorbell_mode() {
+  static const DoorbellMode mode = [] {
+    const char *v = std::getenv("MPIX_ST_OFI_DOORBELL");
+    if (!v || !*v || std::strcmp(v, "auto") == 0) return DoorbellMode::automatic;
+    if (std::strcmp(v, "mmio") == 0) return DoorbellMode::mmio;
+    if (std::strcmp(v, "agent") == 0) return DoorbellMode::agent;
+    return DoorbellMode::invalid;
+  }();
+  return mode;
+}
+
+// Maps `counter`'s MMIO adder for the stream as doorbell `which`; false where the provider or the
+// GPU runtime cannot (the agent then watches the doorbell word).
+bool map_mmio_doorbell(RemoteState &s, int which, ofi::Counter counter, std::string *why) {
+  ofi::Fabric::CounterMmio m;
+  if (internode::fabric().counter_mmio(counter, &m) != ofi::kOk) {
+    *why = internode::fabric().last_error();
+    return false;
+  }
+  void *device = nullptr;
+  gpu::Backend &be = gpu::backend();
+  if (be.map_io_memory(m.page, m.page_bytes, &device) != gpu::kOk) {
+    *why = "mapping the counter's MMIO page for the stream: " + be.last_error();
+    return false;
+  }
+  s.mmio_page[which] = m.page;
+  s.mmio_adder[which] =
+      reinterpret_cast<uint64_t *>(static_cast<char *>(device) + (static_cast<char *>(m.adder) - static_cast<char *>(m.page)));
+  return true;
+}
 
 uint64_t wait_limit_ms() {
   const uint64_t ms = config().watchdog_ns / 1000000;
@@ -210,8 +250,19 @@ Result attach(Window &w, const Registration &reg, const std::vector<Exchange> &a
   RemoteState &r = *w.remote;
   for (ofi::Counter *c : {&r.post_trigger, &r.complete_trigger, &r.host_trigger, &r.op_done, &r.signal_done})
     if (!(*c = f.make_counter())) return transport_failure("creating counters");
-  r.watch_ids[0] = internode::doorbells().watch(&r.doorbell[0], r.post_trigger);
-  r.watch_ids[1] = internode::doorbells().watch(&r.doorbell[1], r.complete_trigger);
+  const DoorbellMode mode = doorbell_mode();
+  if (mode == DoorbellMode::invalid)
+    return fail(MPI_ERR_OTHER, std::string("MPIX_ST_OFI_DOORBELL=") + std::getenv("MPIX_ST_OFI_DOORBELL") +
+                                   ": expected auto, mmio or agent");
+  const ofi::Counter triggers[2] = {r.post_trigger, r.complete_trigger};
+  for (int which = 0; which < 2; ++which) {
+    std::string why;
+    if (mode != DoorbellMode::agent && map_mmio_doorbell(r, which, triggers[which], &why)) continue;
+    if (mode == DoorbellMode::mmio)
+      return fail(MPI_ERR_OTHER, "MPIX_ST_OFI_DOORBELL=mmio: the provider " + f.provider() +
+                                     " gives the stream no MMIO doorbell: " + why);
+    r.watch_ids[which] = internode::doorbells().watch(&r.doorbell[which], triggers[which]);
+  }
   return ok();
 }
 
@@ -222,12 +273,14 @@ Result quiesce(Window &w) {
   // The stream has run every list of the window. A list the watchdog skipped never rang its
   // doorbell: ring the missing values here, so that its operations run and complete instead of
   // staying queued on counters about to be released.
-  auto ring_missing = [&](uint64_t &doorbell, uint64_t rings, ofi::Counter trigger) {
-    const uint64_t word = std::atomic_ref<uint64_t>(doorbell).load(std::memory_order_acquire);
-    return word >= rings || f.add(trigger, rings - word) == ofi::kOk;
+  // (An MMIO doorbell's rings are the trigger counter's own count.)
+  auto ring_missing = [&](int which, uint64_t rings, ofi::Counter trigger) {
+    const uint64_t rung = s.mmio_adder[which]
+                              ? f.read(trigger)
+                              : std::atomic_ref<uint64_t>(s.doorbell[which]).load(std::memory_order_acquire);
+    return rung >= rings || f.add(trigger, rings - rung) == ofi::kOk;
   };
-  if (!ring_missing(s.doorbell[0], s.post_rings, s.post_trigger) ||
-      !ring_missing(s.doorbell[1], s.complete_rings, s.complete_trigger))
+  if (!ring_missing(0, s.post_rings, s.post_trigger) || !ring_missing(1, s.complete_rings, s.complete_trigger))
     return transport_failure("ringing the doorbells of skipped epochs");
   if (f.wait(s.op_done, s.ops_posted, wait_limit_ms()) != ofi::kOk ||
       f.wait(s.signal_done, s.signals_posted, wait_limit_ms()) != ofi::kOk)
@@ -250,6 +303,8 @@ Result detach(Window &w) {
   internode::forget_completed(s.signal_done);
   for (uint64_t id : s.watch_ids)
     if (id) internode::doorbells().unwatch(id);
+  for (void *page : s.mmio_page)
+    if (page) gpu::backend().unmap_io_memory(page);
   for (ofi::Counter c : {s.post_trigger, s.complete_trigger, s.host_trigger, s.op_done, s.signal_done})
     if (c) f.release_counter(c);
   if (s.data) f.deregister(s.data);
@@ -289,8 +344,8 @@ Result post(Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
   }
   s.signals_posted += n;
   s.post_rings = ring;
-  list.signals.push_back(signal_item(doorbell_for_stream(s, 0), ring));
-  internode::doorbells().arm(s.watch_ids[0], ring);  // the agent watches closely until it rings
+  list.signals.push_back(doorbell_ring(s, 0, ring));
+  if (s.watch_ids[0]) internode::doorbells().arm(s.watch_ids[0], ring);  // the agent watches closely until it rings
   return ok();
 }
 
@@ -326,8 +381,8 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
       return transport_failure("posting a triggered complete signal");
   s.signals_posted += nt;
   s.complete_rings = ring;
-  list.signals.push_back(signal_item(doorbell_for_stream(s, 1), ring));
-  internode::doorbells().arm(s.watch_ids[1], ring);
+  list.signals.push_back(doorbell_ring(s, 1, ring));
+  if (s.watch_ids[1]) internode::doorbells().arm(s.watch_ids[1], ring);
   if (nops) {
     // Origin buffers (and staging) may be reused, and gotten data read, once the stream passes this epoch, so
     // the stream waits for the operations: their completion counter triggers an add into our own

@@ -88,6 +88,10 @@ struct RemoteState {
                                   // unless staged)
   gpu::HostMapped doorbell_mem;   // [0] post rings, [1] complete rings: stored by the stream
   uint64_t *doorbell = nullptr;   // host view, read by the doorbell agent
+  // CXI: the stream rings by storing 1 to the trigger counter's MMIO adder instead (mapped for
+  // the stream; null where the agent watches the word above).
+  uint64_t *mmio_adder[2] = {nullptr, nullptr};
+  void *mmio_page[2] = {nullptr, nullptr};
   StagingBuffer stream_staging, host_staging;  // staged puts' data and range blocks, per epoch kind
   std::vector<StagingBuffer> retired_staging;   // outgrown, maybe still read by enqueued epochs
   uint64_t watch_ids[2] = {0, 0};

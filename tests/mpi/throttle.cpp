@@ -79,7 +79,7 @@ void run_refused(const std::string &named) {
   uint8_t *base = nullptr;
   MPI_Win win = MPI_WIN_NULL;
   const int rc = MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
-  MT_CHECKF(rc != MPI_SUCCESS, "MPI_Win_allocate succeeded without an inter-node transport");
+  MT_CHECKF(rc != MPI_SUCCESS, "MPI_Win_allocate succeeded, although the settings leave no usable inter-node transport");
   MT_CHECKF(contains(mpix_test::error_text(rc), named), "the error should name %s: %s", named.c_str(),
             mpix_test::error_text(rc).c_str());
   if (rc == MPI_SUCCESS) MPI_Win_free(&win);
