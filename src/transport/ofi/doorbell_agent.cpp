@@ -5,19 +5,20 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <thread>
 
 namespace mpix::ofi {
 
 namespace {
-// The pause after a quiet pass doubles from kMinPause, up to kArmedPause while a doorbell is armed
-// (or a manual-progress provider depends on us), else up to kIdlePause. Measured on the 2-core test
-// VM: a wake-up costs about 9 us, so an agent waking every 100 us took 7-10% of a core.
+// The pause after a quiet pass doubles from kMinPause, up to the armed pause while a doorbell is
+// armed (or a manual-progress provider depends on us), else up to kIdlePause. Measured on the
+// 2-core test VM: a wake-up costs about 9 us, so an agent waking every 100 us took 7-10% of a core.
 constexpr auto kMinPause = std::chrono::microseconds(1);
-constexpr auto kArmedPause = std::chrono::microseconds(64);
 constexpr auto kIdlePause = std::chrono::microseconds(2000);
 }  // namespace
 
-DoorbellAgent::DoorbellAgent(Fabric &fabric) : fabric_(fabric), thread_([this] { run(); }) {}
+DoorbellAgent::DoorbellAgent(Fabric &fabric, std::chrono::microseconds armed_pause)
+    : fabric_(fabric), armed_pause_(armed_pause), thread_([this] { run(); }) {}
 
 DoorbellAgent::~DoorbellAgent() {
   {
@@ -116,7 +117,13 @@ void DoorbellAgent::run() {
       pause = kMinPause;
       continue;
     }
-    const auto limit = armed || manual ? kArmedPause : kIdlePause;
+    const auto limit = armed || manual ? armed_pause_ : kIdlePause;
+    if (limit.count() == 0) {  // spin while armed: a core for the lowest doorbell latency
+      lock.unlock();
+      std::this_thread::yield();
+      lock.lock();
+      continue;
+    }
     pause = std::min(pause, limit);
     // arm() and watch() notify: a newly armed doorbell ends the pause at once.
     if (wake_.wait_for(lock, pause) == std::cv_status::no_timeout) pause = kMinPause;

@@ -9,6 +9,7 @@
 // the stream to write (arm()), or while a manual-progress provider depends on it; otherwise its
 // pauses grow to 2 ms, and with nothing to watch or progress it blocks.
 #pragma once
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -22,8 +23,9 @@ namespace mpix::ofi {
 
 class DoorbellAgent {
  public:
-  // `fabric` must outlive the agent.
-  explicit DoorbellAgent(Fabric &fabric);
+  // `fabric` must outlive the agent. `armed_pause`: the longest pause between polls while a
+  // doorbell is armed (0: spin), i.e. the worst added latency of a ring.
+  explicit DoorbellAgent(Fabric &fabric, std::chrono::microseconds armed_pause = std::chrono::microseconds(64));
   ~DoorbellAgent();  // stops and joins the thread
   DoorbellAgent(const DoorbellAgent &) = delete;
   DoorbellAgent &operator=(const DoorbellAgent &) = delete;
@@ -52,6 +54,7 @@ class DoorbellAgent {
   bool scan(bool *armed);  // mu_ held; true if a doorbell rang
 
   Fabric &fabric_;
+  const std::chrono::microseconds armed_pause_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::vector<Bell> bells_;
