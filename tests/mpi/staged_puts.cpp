@@ -214,6 +214,20 @@ void many_ranges(Mode mode, WinKind kind, void *s) {
   free_window(w);
 }
 
+// Buffers of one epoch's MPI_Get (64 bytes into a 0xee canary, at offset 1), MPI_Accumulate (16
+// int32 ones) and MPI_Put (61 bytes of put_data(put_tag, 0, me)).
+struct GetAccPut {
+  DevBuf get_dst{64 + 2}, acc_src{64}, put_src{64};
+  std::vector<uint8_t> canary;
+  uint64_t put_tag;
+  explicit GetAccPut(uint64_t tag) : canary(get_dst.n, 0xee), put_tag(tag) {
+    get_dst.upload(canary);
+    std::vector<int32_t> ones(16, 1);
+    acc_src.upload(ones.data(), 64);
+    put_src.upload(put_data(put_tag, 0, g_rank, 61));
+  }
+};
+
 // ---- c. refusals of a staged window (--expect-refusals) -----------------------------------------
 
 void refusals(Mode mode, WinKind kind, void *s) {
@@ -246,33 +260,27 @@ void refusals(Mode mode, WinKind kind, void *s) {
   // the epoch goes on: a put after them lands.
   g_context = fmt("c. %s, %s, MPI_Get and MPI_Accumulate to rank %d (%s)", mode_name(mode), kind_name(kind), g_right,
                   g_right_remote ? "another node" : "this node");
-  DevBuf get_dst(64 + 2), acc_src(64), put_src(64);
-  const std::vector<uint8_t> canary(get_dst.n, 0xee);
-  get_dst.upload(canary);
-  std::vector<int32_t> ones(16, 1);
-  acc_src.upload(ones.data(), 64);
-  const uint64_t put_tag = key(init_key, 2);
-  put_src.upload(put_data(put_tag, 0, g_rank, 61));
+  GetAccPut b(key(init_key, 2));
   MT_POST(mode, from_left, w.win, s);
   MT_START(mode, to_right, w.win);
   if (refusing_right()) {
     std::string m = MT_EXPECT_ERROR(
-        MPI_Get(get_dst.p + 1, 64, MPI_BYTE, g_right, static_cast<MPI_Aint>(get_off), 64, MPI_BYTE, w.win),
+        MPI_Get(b.get_dst.p + 1, 64, MPI_BYTE, g_right, static_cast<MPI_Aint>(get_off), 64, MPI_BYTE, w.win),
         MPI_ERR_UNSUPPORTED_OPERATION);
     MT_CHECKF(m.empty() || contains(m, "MPI_Get"), "message \"%s\" does not mention MPI_Get", m.c_str());
-    m = MT_EXPECT_ERROR(MPI_Accumulate(acc_src.p, 16, MPI_INT32_T, g_right, static_cast<MPI_Aint>(acc_off), 16,
+    m = MT_EXPECT_ERROR(MPI_Accumulate(b.acc_src.p, 16, MPI_INT32_T, g_right, static_cast<MPI_Aint>(acc_off), 16,
                                        MPI_INT32_T, MPI_SUM, w.win),
                         MPI_ERR_UNSUPPORTED_OPERATION);
     MT_CHECKF(m.empty() || contains(m, "MPI_Accumulate"), "message \"%s\" does not mention MPI_Accumulate", m.c_str());
   }
-  MT_OK(MPI_Put(put_src.p, 61, MPI_BYTE, g_right, static_cast<MPI_Aint>(put_off), 61, MPI_BYTE, w.win));
+  MT_OK(MPI_Put(b.put_src.p, 61, MPI_BYTE, g_right, static_cast<MPI_Aint>(put_off), 61, MPI_BYTE, w.win));
   MT_COMPLETE(mode, w.win, s);
   MT_WAIT(mode, w.win, s);
   if (mode == Mode::stream) MT_SYNC(s);
-  apply_left(shadow, {{put_off, 61}}, 1, put_tag);  // the accumulate's target bytes: unchanged
+  apply_left(shadow, {{put_off, 61}}, 1, b.put_tag);  // the accumulate's target bytes: unchanged
   check_whole(w, shadow, "after refused MPI_Get/MPI_Accumulate and a put in the same epoch");
-  auto got = get_dst.download();
-  MT_SAME_BYTES(got.data(), canary.data(), canary.size(), "the refused MPI_Get's destination (0xee: untouched)");
+  auto got = b.get_dst.download();
+  MT_SAME_BYTES(got.data(), b.canary.data(), b.canary.size(), "the refused MPI_Get's destination (0xee: untouched)");
   free_window(w);
 }
 
@@ -287,23 +295,17 @@ void mirrored(Mode mode, WinKind kind, void *s) {
   Group to_right({g_right}), from_left({g_left});
   g_context = fmt("e. %s, %s, MPI_Get, MPI_Accumulate and MPI_Put to rank %d (%s), window mirrored by info key",
                   mode_name(mode), kind_name(kind), g_right, g_right_remote ? "another node" : "this node");
-  DevBuf get_dst(64 + 2), acc_src(64), put_src(64);
-  std::vector<uint8_t> canary(get_dst.n, 0xee);
-  get_dst.upload(canary);
-  std::vector<int32_t> ones(16, 1);
-  acc_src.upload(ones.data(), 64);
-  const uint64_t put_tag = key(init_key, 2);
-  put_src.upload(put_data(put_tag, 0, g_rank, 61));
+  GetAccPut b(key(init_key, 2));
   MT_POST(mode, from_left, w.win, s);
   MT_START(mode, to_right, w.win);
-  MT_OK(MPI_Get(get_dst.p + 1, 64, MPI_BYTE, g_right, static_cast<MPI_Aint>(get_off), 64, MPI_BYTE, w.win));
-  MT_OK(MPI_Accumulate(acc_src.p, 16, MPI_INT32_T, g_right, static_cast<MPI_Aint>(acc_off), 16, MPI_INT32_T, MPI_SUM,
+  MT_OK(MPI_Get(b.get_dst.p + 1, 64, MPI_BYTE, g_right, static_cast<MPI_Aint>(get_off), 64, MPI_BYTE, w.win));
+  MT_OK(MPI_Accumulate(b.acc_src.p, 16, MPI_INT32_T, g_right, static_cast<MPI_Aint>(acc_off), 16, MPI_INT32_T, MPI_SUM,
                        w.win));
-  MT_OK(MPI_Put(put_src.p, 61, MPI_BYTE, g_right, static_cast<MPI_Aint>(put_off), 61, MPI_BYTE, w.win));
+  MT_OK(MPI_Put(b.put_src.p, 61, MPI_BYTE, g_right, static_cast<MPI_Aint>(put_off), 61, MPI_BYTE, w.win));
   MT_COMPLETE(mode, w.win, s);
   MT_WAIT(mode, w.win, s);
   if (mode == Mode::stream) MT_SYNC(s);
-  apply_left(shadow, {{put_off, 61}}, 1, put_tag);
+  apply_left(shadow, {{put_off, 61}}, 1, b.put_tag);
   for (size_t i = 0; i < 16; ++i) {  // my left neighbour's +1, with int32 wrap-around
     uint32_t v;
     std::memcpy(&v, shadow.data() + acc_off + 4 * i, 4);
@@ -312,9 +314,9 @@ void mirrored(Mode mode, WinKind kind, void *s) {
   }
   check_whole(w, shadow, "after a get, an accumulate and a put into my window");
   std::copy(right_window.begin() + static_cast<ptrdiff_t>(get_off),
-            right_window.begin() + static_cast<ptrdiff_t>(get_off + 64), canary.begin() + 1);
-  auto got = get_dst.download();
-  MT_SAME_BYTES(got.data(), canary.data(), canary.size(),
+            right_window.begin() + static_cast<ptrdiff_t>(get_off + 64), b.canary.begin() + 1);
+  auto got = b.get_dst.download();
+  MT_SAME_BYTES(got.data(), b.canary.data(), b.canary.size(),
                 "the MPI_Get's destination (the neighbour's window at its post, 0xee around it)");
   free_window(w);
 }
