@@ -17,6 +17,16 @@ inline work::Item wait_item(const uint64_t *flag, uint64_t value, int peer, work
   return it;
 }
 
+// Copies `bytes` from src to dst.
+inline work::Item copy_item(const void *dst, const void *src, uint64_t bytes) {
+  work::Item it{};
+  it.kind = work::kCopy;
+  it.a = reinterpret_cast<uint64_t>(dst);
+  it.b = reinterpret_cast<uint64_t>(src);
+  it.bytes = bytes;
+  return it;
+}
+
 // Stores value into *flag after the list's data.
 inline work::Item signal_item(uint64_t *flag, uint64_t value) {
   work::Item it{};

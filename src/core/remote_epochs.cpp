@@ -176,6 +176,26 @@ bool map_mmio_doorbell(RemoteState &s, int which, ofi::Counter counter, std::str
   return true;
 }
 
+// Runs `list` now and waits for it (host-driven epochs); an empty list is nothing to do.
+Result run_now(const gpu::WorkList &list, const char *what) {
+  gpu::Backend &be = gpu::backend();
+  if (list.empty() || !be.execute(list)) return ok();
+  return fail(MPI_ERR_OTHER, std::string(what) + " failed: " + be.last_error());
+}
+
+// The epoch's operations as the network runs them. A staged window points them at staging memory
+// in `buffer`: in `staged` (a copy, so a refused epoch keeps its own), with the staging copies
+// added to `list`.
+Result network_ops(Window &w, StagingBuffer &buffer, gpu::WorkList &list, std::vector<RemoteOp> &staged,
+                   const std::vector<RemoteOp> **ops) {
+  *ops = &w.access.remote_ops;
+  if (!w.remote->staged || w.access.remote_ops.empty()) return ok();
+  staged = w.access.remote_ops;
+  if (Result r = staged::stage(w, buffer, staged, list)) return r;
+  *ops = &staged;
+  return ok();
+}
+
 uint64_t wait_limit_ms() {
   const uint64_t ms = config().watchdog_ns / 1000000;
   return ms ? ms : 24ull * 3600 * 1000;
@@ -237,12 +257,12 @@ Result attach(Window &w, const Registration &reg, const std::vector<Exchange> &a
   s->staged = reg.landing.host != nullptr;
   s->landing = reg.landing;
   s->net_flags = s->staged ? staged::net_flags(w, reg.landing) : w.flags;
-  s->mirrors = s->staged && w.mirror_requested;
   for (const Exchange &e : all) {
     s->peer_data.push_back(e.data);
     s->peer_flags.push_back(e.flags);
     s->peer_mirrors.push_back(e.mirrors != 0);
   }
+  s->mirrors = s->peer_mirrors[w.rank];  // what register_window() told the peers
   if (gpu::backend().allocate_host_mapped(2 * sizeof(uint64_t), &s->doorbell_mem))
     return fail(MPI_ERR_NO_MEM, "doorbell words: " + gpu::backend().last_error());
   s->doorbell = static_cast<uint64_t *>(s->doorbell_mem.host);
@@ -324,10 +344,7 @@ void mirror(Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
 Result mirror_now(Window &w, const std::vector<int> &origins) {
   gpu::WorkList list;
   staged::mirror_window(w, origins, list);
-  if (list.empty()) return ok();
-  gpu::Backend &be = gpu::backend();
-  if (be.execute(list)) return fail(MPI_ERR_OTHER, "copying the window into its host mirror failed: " + be.last_error());
-  return ok();
+  return run_now(list, "copying the window into its host mirror");
 }
 
 Result post(Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
@@ -353,15 +370,9 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
   RemoteState &s = *w.remote;
   if (targets.empty()) return ok();
   ofi::Fabric &f = internode::fabric();
-  // Staging points operations at staging memory: a copy of the epoch's operations, so a refused
-  // epoch keeps its own.
   std::vector<RemoteOp> staged_ops;
-  const std::vector<RemoteOp> *ops = &w.access.remote_ops;
-  if (s.staged && !ops->empty()) {
-    staged_ops = *ops;
-    if (Result r = staged::stage(w, s.stream_staging, staged_ops, list)) return r;
-    ops = &staged_ops;
-  }
+  const std::vector<RemoteOp> *ops = nullptr;
+  if (Result r = network_ops(w, s.stream_staging, list, staged_ops, &ops)) return r;
   const uint64_t nt = targets.size(), nops = ops_of(*ops);
   // One reservation, before anything is posted: the operations, a signal per target, and the
   // local completion signal. A second one could wait for operations only this list's doorbell
@@ -402,17 +413,11 @@ Result complete_now(Window &w) {
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
   std::vector<RemoteOp> staged_ops;
-  const std::vector<RemoteOp> *ops = &w.access.remote_ops;
+  const std::vector<RemoteOp> *ops = nullptr;
   gpu::WorkList copies, unstage;  // staging before the operations, and gotten data after them
-  gpu::Backend &be = gpu::backend();
-  if (s.staged) {
-    staged_ops = *ops;
-    if (Result r = staged::stage(w, s.host_staging, staged_ops, copies)) return r;
-    std::swap(unstage.ops, copies.trailing_ops);
-    if (!copies.empty() && be.execute(copies))
-      return fail(MPI_ERR_OTHER, "staging the epoch's data failed: " + be.last_error());
-    ops = &staged_ops;
-  }
+  if (Result r = network_ops(w, s.host_staging, copies, staged_ops, &ops)) return r;
+  std::swap(unstage.ops, copies.trailing_ops);
+  if (Result r = run_now(copies, "staging the epoch's data")) return r;
   const uint64_t nops = ops_of(*ops);
   if (Result r = internode::reserve(nops, s.op_done, s.ops_posted + nops)) return r;
   const uint64_t ring = s.host_rings + 1;
@@ -420,9 +425,7 @@ Result complete_now(Window &w) {
   s.host_rings = ring;
   if (f.add(s.host_trigger, 1) || f.wait(s.op_done, s.ops_posted, wait_limit_ms()))
     return transport_failure("completing the epoch's operations");
-  if (!unstage.empty() && be.execute(unstage))
-    return fail(MPI_ERR_OTHER, "copying staged MPI_Get data into the origin buffers failed: " + be.last_error());
-  return ok();
+  return run_now(unstage, "copying staged MPI_Get data into the origin buffers");
 }
 
 void wait(Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
@@ -432,10 +435,7 @@ void wait(Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
 Result wait_now(Window &w, const std::vector<int> &origins) {
   gpu::WorkList list;
   wait(w, origins, list);
-  if (list.empty()) return ok();
-  gpu::Backend &be = gpu::backend();
-  if (be.execute(list)) return fail(MPI_ERR_OTHER, "copying staged puts and accumulates into the window failed: " + be.last_error());
-  return ok();
+  return run_now(list, "copying staged puts and accumulates into the window");
 }
 
 }  // namespace mpix::core::remote

@@ -127,12 +127,7 @@ Result check(const Window &w, const RemoteOp &op) {
 
 void mirror_window(const Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
   if (!w.remote || !w.remote->mirrors || origins.empty() || w.bytes == 0) return;
-  work::Item copy{};
-  copy.kind = work::kCopy;
-  copy.a = reinterpret_cast<uint64_t>(w.remote->landing.device);
-  copy.b = reinterpret_cast<uint64_t>(w.base);
-  copy.bytes = w.bytes;
-  list.ops.push_back(copy);
+  list.ops.push_back(copy_item(w.remote->landing.device, w.base, w.bytes));
 }
 
 Result stage(Window &w, StagingBuffer &buffer, std::vector<RemoteOp> &ops, gpu::WorkList &list) {
@@ -151,14 +146,6 @@ Result stage(Window &w, StagingBuffer &buffer, std::vector<RemoteOp> &ops, gpu::
   char *host = static_cast<char *>(buffer.mem.host), *device = static_cast<char *>(buffer.mem.device);
   uint64_t at = 0;
   const size_t nops = ops.size();
-  auto copy = [](void *dst, const void *src, uint64_t n) {
-    work::Item it{};
-    it.kind = work::kCopy;
-    it.a = reinterpret_cast<uint64_t>(dst);
-    it.b = reinterpret_cast<uint64_t>(src);
-    it.bytes = n;
-    return it;
-  };
   auto place = [&](RemoteOp &op) {
     op.staged = host + at;
     op.staged_region = buffer.region;
@@ -173,7 +160,7 @@ Result stage(Window &w, StagingBuffer &buffer, std::vector<RemoteOp> &ops, gpu::
       RemoteOp &op = ops[i];
       if (op.target != t || op.kind == RemoteKind::get) continue;
       list.ops.push_back(store2(device + block + block_bytes(r++), op.offset, op.bytes));
-      list.ops.push_back(copy(device + at, op.origin, op.bytes));
+      list.ops.push_back(copy_item(device + at, op.origin, op.bytes));
       place(op);
     }
     ops.push_back(RemoteOp{RemoteKind::put, nullptr, block_bytes(ranges[t]), t,
@@ -183,7 +170,7 @@ Result stage(Window &w, StagingBuffer &buffer, std::vector<RemoteOp> &ops, gpu::
   for (size_t i = 0; i < nops; ++i) {
     RemoteOp &op = ops[i];
     if (op.kind != RemoteKind::get) continue;
-    list.trailing_ops.push_back(copy(op.origin, device + at, op.bytes));
+    list.trailing_ops.push_back(copy_item(op.origin, device + at, op.bytes));
     place(op);
   }
   return ok();

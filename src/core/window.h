@@ -68,13 +68,15 @@ struct StagingBuffer {
 
 // The inter-node half of a window. Remote peers write our flags with chained triggered atomics
 // (one add per signal, so a slot counts its signals just as the IPC path stores the count).
-// The stream rings the doorbells; the doorbell agent adds each ring to the trigger counter.
+// The stream rings the doorbells: the doorbell agent adds each ring to the trigger counter, or
+// (CXI) the stream stores to the counter's MMIO adder itself.
 //
 // Staged windows (the network cannot reach window memory: device memory without FI_HMEM): remote
-// puts land in `landing`, a host mirror of the window followed by one range block per origin
-// (work::StagedRanges) and by the flag slots peers on other nodes write. The origin's complete
-// copies its put data into `stream_staging` before ringing the doorbell and stores the ranges;
-// the target's wait copies the described ranges from the mirror into the window.
+// puts and accumulates land in `landing`, a host mirror of the window followed by one range block
+// per origin (work::StagedRanges) and by the flag slots peers on other nodes write. The origin's
+// complete copies their data into `stream_staging` before ringing the doorbell and stores the
+// ranges; the target's wait copies the described ranges from the mirror into the window. Gets
+// land in staging too (see staged_transfers.h).
 struct RemoteState {
   ofi::Region data, flags;                               // our registrations
   std::vector<ofi::RemoteRegion> peer_data, peer_flags;  // by window rank
@@ -92,7 +94,7 @@ struct RemoteState {
   // the stream; null where the agent watches the word above).
   uint64_t *mmio_adder[2] = {nullptr, nullptr};
   void *mmio_page[2] = {nullptr, nullptr};
-  StagingBuffer stream_staging, host_staging;  // staged puts' data and range blocks, per epoch kind
+  StagingBuffer stream_staging, host_staging;  // staged data and range blocks, per epoch kind
   std::vector<StagingBuffer> retired_staging;   // outgrown, maybe still read by enqueued epochs
   uint64_t watch_ids[2] = {0, 0};
   uint64_t post_rings = 0, complete_rings = 0, host_rings = 0;
