@@ -24,6 +24,7 @@ const Config &config() {
     c.watchdog_ns = env_u64("MPIX_ST_WATCHDOG_MS", 0) * 1000000ull;
     c.mpi_gpu_aware = env_bool("MPIX_ST_MPI_GPU_AWARE");
     c.vnode_size = static_cast<int>(env_u64("MPIX_ST_VNODE_SIZE", 0));
+    c.doorbell_poll_us = env_u64("MPIX_ST_DOORBELL_POLL_US", c.doorbell_poll_us);
     return c;
   }();
   return c;

@@ -8,6 +8,8 @@ struct Config {
   uint64_t watchdog_ns = 0;       // MPIX_ST_WATCHDOG_MS: stream and host waits report instead of hanging
   bool mpi_gpu_aware = false;     // MPIX_ST_MPI_GPU_AWARE: the underlying MPI accepts device pointers
   int vnode_size = 0;             // MPIX_ST_VNODE_SIZE: ranks per virtual node (0: physical nodes)
+  uint64_t doorbell_poll_us = 64;  // MPIX_ST_DOORBELL_POLL_US: the doorbell agent's longest pause while
+                                   // a doorbell is armed (0: it spins)
 };
 
 const Config &config();

@@ -116,10 +116,7 @@ void open_if_needed() {
   // completion counter has caught up (Fabric::Impl::reclaim), so they free up later than slots.
   if (budget == 0) budget = s.fabric->triggered_op_limit();
   if (budget == 0) budget = ofi::Options{}.max_pending_ops / 2;
-  // MPIX_ST_DOORBELL_POLL_US: the agent's longest pause while a doorbell is armed (0: it spins).
-  const char *poll = std::getenv("MPIX_ST_DOORBELL_POLL_US");
-  const auto armed_pause = std::chrono::microseconds(poll && *poll ? std::strtoull(poll, nullptr, 10) : 64);
-  s.agent = std::make_unique<ofi::DoorbellAgent>(*s.fabric, armed_pause);
+  s.agent = std::make_unique<ofi::DoorbellAgent>(*s.fabric, std::chrono::microseconds(config().doorbell_poll_us));
   s.budget = std::make_unique<throttle::TriggeredBudget>(mode, budget, [&s](uint64_t id) {
     auto it = s.batches.find(id);
     if (it == s.batches.end()) return true;
