@@ -21,9 +21,10 @@ __device__ bool wait_flags(const Params &p, int first, int count) {
   for (int i = first + threadIdx.x; i < first + count; i += blockDim.x) {
     const Item &it = p.items[i];
     const uint64_t *flag = reinterpret_cast<const uint64_t *>(it.a);
+    const uint64_t want = mpix::work::item_value(it);
     uint64_t start = p.h.watchdog_ns ? mpix_clock_ns() : 0;
     uint64_t seen;
-    while ((seen = mpix_load_acquire_sys(flag)) < it.b) {
+    while ((seen = mpix_load_acquire_sys(flag)) < want) {
       if (timed_out) break;
       if (p.h.watchdog_ns && mpix_clock_ns() - start > p.h.watchdog_ns) {
         auto *box = reinterpret_cast<mpix::work::WatchdogMailbox *>(p.h.mailbox_addr);
@@ -31,12 +32,12 @@ __device__ bool wait_flags(const Params &p, int first, int count) {
           box->window_id = p.h.window_id;
           box->peer = it.peer;
           box->reason = it.dtype;
-          box->expected = it.b;
+          box->expected = want;
           box->observed = seen;
           mpix_fence_sys();
           printf("mpix-st watchdog: window %u waited %llu ms for %s #%llu from rank %d (flag at %llu)\n",
                  p.h.window_id, (unsigned long long)(p.h.watchdog_ns / 1000000ull),
-                 it.dtype == mpix::work::kWaitPost ? "post" : "complete", (unsigned long long)it.b,
+                 it.dtype == mpix::work::kWaitPost ? "post" : "complete", (unsigned long long)want,
                  it.peer, (unsigned long long)seen);
         }
         timed_out = 1;
@@ -101,8 +102,28 @@ __device__ void copy_staged(const Item &it, uint64_t tid, uint64_t nthreads) {
   }
 }
 
+// A replayed launch whose window was freed: report it once and touch nothing (its memory, its
+// flags and its peers' mappings are gone).
+__device__ bool window_freed(const mpix::work::LaunchHeader &h) {
+  if (!(h.bits & mpix::work::kCheckAlive)) return false;
+  const auto *alive = reinterpret_cast<const volatile uint32_t *>(h.alive_addr);
+  if (alive[mpix::work::window_alive_slot(h.window_id)] == h.window_id + 1) return false;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    auto *box = reinterpret_cast<mpix::work::WatchdogMailbox *>(h.mailbox_addr);
+    if (atomicCAS(&box->fired, 0u, 1u) == 0u) {
+      box->window_id = h.window_id;
+      box->peer = -1;
+      box->reason = mpix::work::kFreedWindow;
+      box->expected = box->observed = 0;
+      mpix_fence_sys();
+    }
+  }
+  return true;
+}
+
 template <int N>
 __global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
+  if (window_freed(p.h)) return;
   // A wait the watchdog ended skips the epoch's data and stores; its counting signals (the
   // window's retire count) still run, so the host sees the list as finished.
   const bool waited =
@@ -143,21 +164,25 @@ __global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
   __syncthreads();
   if (gridDim.x > 1) {
     __shared__ int last;
+    // The last block resets the ticket for the next launch that uses it (a replay of the same
+    // captured launch, or a later eager one).
     if (threadIdx.x == 0) {
-      unsigned int ticket = atomicAdd(reinterpret_cast<unsigned int *>(p.h.ticket_addr), 1u);
-      last = (ticket + 1 == p.h.ticket_expect);
+      unsigned int *ticket_word = reinterpret_cast<unsigned int *>(p.h.ticket_addr);
+      last = (atomicAdd(ticket_word, 1u) + 1 == p.h.ticket_expect);
+      if (last) atomicExch(ticket_word, 0u);
     }
     __syncthreads();
     if (!last) return;
     mpix_fence_sys();
   }
   for (int i = end_ops + threadIdx.x; waited && i < end_signals; i += blockDim.x)
-    mpix_store_release_sys(reinterpret_cast<uint64_t *>(p.items[i].a), p.items[i].b);
+    mpix_store_release_sys(reinterpret_cast<uint64_t *>(p.items[i].a), mpix::work::item_value(p.items[i]));
   // Trailing waits: what the signals started (a doorbell rung) has finished.
   if (p.h.ntrail) {
     __syncthreads();
     (void)wait_flags(p, end_signals, waited ? p.h.ntrail : 0);
   }
+  __syncthreads();  // every cursor-relative value above is read before the counts advance cursors
   for (int i = end_trail + threadIdx.x; i < end_trail + p.h.ncount; i += blockDim.x)
     atomicAdd_system(reinterpret_cast<unsigned long long *>(p.items[i].a), static_cast<unsigned long long>(p.items[i].b));
 }

@@ -6,6 +6,13 @@
 #pragma once
 #include <cstdint>
 
+// Helpers used by host code and by the kernels alike.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define MPIX_HOST_DEVICE __host__ __device__
+#else
+#define MPIX_HOST_DEVICE
+#endif
+
 namespace mpix::work {
 
 enum ItemKind : uint8_t {
@@ -50,12 +57,18 @@ enum Dtype : uint8_t { kInt32 = 0, kInt64 = 1, kFloat = 2, kDouble = 3 };
 enum AccOp : uint8_t { kSum = 0, kMax = 1, kMin = 2, kReplace = 3 };
 
 // What a wait waits for: named in watchdog reports.
-enum WaitReason : uint8_t { kWaitPost = 0, kWaitComplete = 1 };
+enum WaitReason : uint8_t { kWaitPost = 0, kWaitComplete = 1, kFreedWindow = 2 };
 
 enum ItemFlags : uint8_t {
   kDstRemoteCma = 1,  // host backend: dst is an address in process `peer` (cross-memory attach)
   kSrcRemoteCma = 2,  // host backend: src is an address in process `peer`
   kSignalAdd = 4,     // signal: atomically add value instead of storing it (order-free counters)
+  // Wait or stored signal whose value is relative to an epoch cursor: the value used is
+  // b + *cursor, with the cursor's address in `bytes` (a word of this process's memory). The
+  // list's counting signals advance the cursors it read, after everything else, so every block
+  // and every launch of the list sees the same cursor, and each run (eager, or a replay of a
+  // captured graph) is the next epoch.
+  kCursor = 8,
 };
 
 struct Item {
@@ -79,6 +92,7 @@ constexpr int kLaunchCapacities[] = {4, 16, 40, kItemsPerLaunch};
 enum LaunchBits : uint16_t {
   kOrdered = 1,            // accumulates apply in list order (MPI's default accumulate ordering)
   kSkipIfWatchdogFired = 2,  // the rest of a list whose first launch may have timed out
+  kCheckAlive = 4,           // captured launch: do nothing if its window was freed (alive_addr)
 };
 
 // Items of a launch, in order: waits, ops (copies, accumulates, stores), signals (stores, the
@@ -92,7 +106,19 @@ struct LaunchHeader {
   uint64_t watchdog_ns;    // 0: wait forever
   uint64_t ticket_addr;    // multi-block launches: device counter shared by the blocks
   uint64_t mailbox_addr;   // host-mapped WatchdogMailbox
+  uint64_t alive_addr;     // kCheckAlive: the table of live windows (window_alive_slot)
 };
+
+// Table of live windows, kept by each backend for replays of captured graphs: entry
+// window_alive_slot(id) holds id + 1 while window `id` exists, 0 after MPI_Win_free. A replayed
+// launch of a freed window finds a mismatch, reports kFreedWindow and touches nothing.
+constexpr uint32_t kAliveSlots = 1u << 16;
+inline constexpr uint32_t window_alive_slot(uint32_t window_id) { return window_id % kAliveSlots; }
+
+// The value a wait expects or a stored signal carries (kCursor: relative to the cursor word).
+MPIX_HOST_DEVICE inline uint64_t item_value(const Item &it) {
+  return (it.flags & kCursor) ? it.b + *reinterpret_cast<const volatile uint64_t *>(it.bytes) : it.b;
+}
 
 template <int N>
 struct LaunchParamsN {

@@ -3,6 +3,13 @@
 // their device code, and this is the examples' own.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define XDEV_HOST_DEVICE __host__ __device__
+#else
+#define XDEV_HOST_DEVICE
+#endif
 
 namespace xdev {
 
@@ -27,5 +34,28 @@ void free_pinned(void *ptr);
 int device_count();
 // Name of the device this rank uses (CUDA: the product name; host: "host CPU").
 const char *device_name();
+
+// Stream capture (CUDA graphs; MPIX_Host_graph on the host backend): between begin and end, work
+// enqueued on `stream` is recorded; the graph replays it, in order, at each launch.
+void stream_begin_capture(void *stream);
+void *stream_end_capture(void *stream);  // the graph, ready to launch
+void graph_launch(void *graph, void *stream);
+void graph_destroy(void *graph);
+
+// Stream-ordered work whose effect depends on a counter in device memory, so that each replay of a
+// graph does something new and checkable. `counter` is a device word (alloc(8), zeroed).
+// stamp: ++*counter, then dst[i] = stamp_byte(key, *counter, i) for i < bytes.
+void stamp(void *stream, void *dst, size_t bytes, uint64_t *counter, uint64_t key);
+// append: copies `bytes` from src to dst + *counter * bytes, then ++*counter (a growing history).
+void append(void *stream, void *dst, const void *src, size_t bytes, uint64_t *counter);
+
+// The bytes stamp writes; the same function on host and device.
+XDEV_HOST_DEVICE inline uint8_t stamp_byte(uint64_t key, uint64_t gen, size_t i) {
+  uint64_t x = key * 0x9e3779b97f4a7c15ull + gen * 0xbf58476d1ce4e5b9ull + (i >> 3);
+  x ^= x >> 31;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 29;
+  return static_cast<uint8_t>(x >> ((i & 7) * 8));
+}
 
 }  // namespace xdev

@@ -71,3 +71,26 @@ const char *device_name() {
 }
 
 }  // namespace xdev
+
+namespace xdev {
+
+void stream_begin_capture(void *stream) {
+  check(cudaStreamBeginCapture(static_cast<cudaStream_t>(stream), cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+}
+
+void *stream_end_capture(void *stream) {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  check(cudaStreamEndCapture(static_cast<cudaStream_t>(stream), &graph), "cudaStreamEndCapture");
+  check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  cudaGraphDestroy(graph);
+  return exec;
+}
+
+void graph_launch(void *graph, void *stream) {
+  check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), static_cast<cudaStream_t>(stream)), "cudaGraphLaunch");
+}
+
+void graph_destroy(void *graph) { check(cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph)), "cudaGraphExecDestroy"); }
+
+}  // namespace xdev

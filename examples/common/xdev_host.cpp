@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <tuple>
 
 #include "xdev.h"
 
@@ -47,5 +50,84 @@ void *alloc_pinned(size_t bytes) { return alloc(bytes); }
 void free_pinned(void *ptr) { free(ptr); }
 int device_count() { return 1; }
 const char *device_name() { return "host CPU"; }
+
+}  // namespace xdev
+
+// ---- capture and counter-driven work (host backend) ---------------------------------------------
+namespace xdev {
+namespace {
+
+void check(int rc, const char *what) {
+  if (rc == MPI_SUCCESS) return;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  std::fprintf(stderr, "xdev: %s failed: %s\n", what, msg);
+  std::abort();
+}
+
+// A task's arguments outlive the task: a captured task runs at every replay. Identical requests
+// share one record, so the records stay as many as the distinct calls a program makes.
+struct CounterTask {
+  void *dst;
+  const void *src;
+  size_t bytes;
+  uint64_t *counter;
+  uint64_t key;
+  bool operator<(const CounterTask &o) const {
+    return std::tie(dst, src, bytes, counter, key) < std::tie(o.dst, o.src, o.bytes, o.counter, o.key);
+  }
+};
+
+CounterTask *intern(const CounterTask &t) {
+  static std::mutex mu;
+  static std::set<CounterTask> records;
+  std::lock_guard<std::mutex> lock(mu);
+  return const_cast<CounterTask *>(&*records.insert(t).first);
+}
+
+void enqueue(void *stream, void (*fn)(void *), CounterTask *t) {
+  check(MPIX_Host_stream_enqueue(static_cast<MPIX_Host_stream>(stream), fn, t), "MPIX_Host_stream_enqueue");
+}
+
+}  // namespace
+
+void stream_begin_capture(void *stream) {
+  check(MPIX_Host_stream_begin_capture(static_cast<MPIX_Host_stream>(stream)), "MPIX_Host_stream_begin_capture");
+}
+
+void *stream_end_capture(void *stream) {
+  MPIX_Host_graph g = nullptr;
+  check(MPIX_Host_stream_end_capture(static_cast<MPIX_Host_stream>(stream), &g), "MPIX_Host_stream_end_capture");
+  return g;
+}
+
+void graph_launch(void *graph, void *stream) {
+  check(MPIX_Host_graph_launch(static_cast<MPIX_Host_graph>(graph), static_cast<MPIX_Host_stream>(stream)),
+        "MPIX_Host_graph_launch");
+}
+
+void graph_destroy(void *graph) { check(MPIX_Host_graph_destroy(static_cast<MPIX_Host_graph>(graph)), "MPIX_Host_graph_destroy"); }
+
+void stamp(void *stream, void *dst, size_t bytes, uint64_t *counter, uint64_t key) {
+  enqueue(stream,
+          [](void *arg) {
+            auto *t = static_cast<CounterTask *>(arg);
+            const uint64_t gen = ++*t->counter;
+            auto *out = static_cast<uint8_t *>(t->dst);
+            for (size_t i = 0; i < t->bytes; ++i) out[i] = stamp_byte(t->key, gen, i);
+          },
+          intern({dst, nullptr, bytes, counter, key}));
+}
+
+void append(void *stream, void *dst, const void *src, size_t bytes, uint64_t *counter) {
+  enqueue(stream,
+          [](void *arg) {
+            auto *t = static_cast<CounterTask *>(arg);
+            std::memcpy(static_cast<char *>(t->dst) + *t->counter * t->bytes, t->src, t->bytes);
+            ++*t->counter;
+          },
+          intern({dst, src, bytes, counter, 0}));
+}
 
 }  // namespace xdev

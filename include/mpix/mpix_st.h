@@ -46,6 +46,18 @@ int MPIX_Host_stream_enqueue(MPIX_Host_stream stream, void (*fn)(void *), void *
 int MPIX_Host_stream_synchronize(MPIX_Host_stream stream);
 int MPIX_Host_stream_destroy(MPIX_Host_stream stream);
 
+/* ---- Host backend graphs (the host backend's stream capture) -------------------------------- *
+ * Between begin and end of capture, work enqueued on the stream (MPIX_*_stream epochs,
+ * MPIX_Host_stream_enqueue tasks) is recorded instead of run. The graph replays the recorded
+ * work, in order, each time it is launched; each replay of captured epochs is the next epoch,
+ * exactly as on CUDA/HIP graphs (README, "Graph capture"). Synchronizing a capturing stream is
+ * an error. Free graphs that hold epochs of a window before MPI_Win_free of that window. */
+typedef struct mpix_host_graph *MPIX_Host_graph;
+int MPIX_Host_stream_begin_capture(MPIX_Host_stream stream);
+int MPIX_Host_stream_end_capture(MPIX_Host_stream stream, MPIX_Host_graph *graph);
+int MPIX_Host_graph_launch(MPIX_Host_graph graph, MPIX_Host_stream stream);
+int MPIX_Host_graph_destroy(MPIX_Host_graph graph);
+
 /* ---- Introspection ----------------------------------------------------------------------------- */
 /* Name of the backend in use: "host", "cuda" or "hip". Selects it on first call. */
 const char *MPIX_St_backend_name(void);

@@ -30,6 +30,9 @@ int MPIX_Host_stream_enqueue(MPIX_Host_stream stream, void (*fn)(void *), void *
 
 int MPIX_Host_stream_synchronize(MPIX_Host_stream stream) {
   if (!stream) return mpix::api::raise_no_object(fail(MPI_ERR_ARG, "MPIX_Host_stream_synchronize: stream is NULL"));
+  if (stream->stream.capturing())
+    return mpix::api::raise_no_object(
+        fail(MPI_ERR_OTHER, "MPIX_Host_stream_synchronize: the stream is being captured (end the capture first)"));
   int status = stream->stream.synchronize();
   if (status == mpix::gpu::kOk) return MPI_SUCCESS;
   mpix::core::Result r = mpix::core::take_watchdog_error();
@@ -40,6 +43,44 @@ int MPIX_Host_stream_synchronize(MPIX_Host_stream stream) {
 int MPIX_Host_stream_destroy(MPIX_Host_stream stream) {
   if (!stream) return mpix::api::raise_no_object(fail(MPI_ERR_ARG, "MPIX_Host_stream_destroy: stream is NULL"));
   delete stream;  // drains the queue first
+  return MPI_SUCCESS;
+}
+
+int MPIX_Host_stream_begin_capture(MPIX_Host_stream stream) {
+  if (!stream) return mpix::api::raise_no_object(fail(MPI_ERR_ARG, "MPIX_Host_stream_begin_capture: stream is NULL"));
+  if (!stream->stream.begin_capture())
+    return mpix::api::raise_no_object(
+        fail(MPI_ERR_OTHER, "MPIX_Host_stream_begin_capture: the stream is already being captured"));
+  return MPI_SUCCESS;
+}
+
+int MPIX_Host_stream_end_capture(MPIX_Host_stream stream, MPIX_Host_graph *graph) {
+  if (!stream || !graph)
+    return mpix::api::raise_no_object(fail(MPI_ERR_ARG, "MPIX_Host_stream_end_capture: stream or graph is NULL"));
+  auto *g = new (std::nothrow) mpix_host_graph;
+  if (!g) return mpix::api::raise_no_object(fail(MPI_ERR_NO_MEM, "MPIX_Host_stream_end_capture: out of memory"));
+  if (!stream->stream.end_capture(&g->tasks)) {
+    delete g;
+    return mpix::api::raise_no_object(
+        fail(MPI_ERR_OTHER, "MPIX_Host_stream_end_capture: the stream is not being captured"));
+  }
+  *graph = g;
+  return MPI_SUCCESS;
+}
+
+int MPIX_Host_graph_launch(MPIX_Host_graph graph, MPIX_Host_stream stream) {
+  if (!graph || !stream)
+    return mpix::api::raise_no_object(fail(MPI_ERR_ARG, "MPIX_Host_graph_launch: graph or stream is NULL"));
+  if (stream->stream.capturing())
+    return mpix::api::raise_no_object(
+        fail(MPI_ERR_OTHER, "MPIX_Host_graph_launch: the stream is being captured (graphs do not nest)"));
+  stream->stream.launch(graph->tasks);
+  return MPI_SUCCESS;
+}
+
+int MPIX_Host_graph_destroy(MPIX_Host_graph graph) {
+  if (!graph) return mpix::api::raise_no_object(fail(MPI_ERR_ARG, "MPIX_Host_graph_destroy: graph is NULL"));
+  delete graph;  // launches already enqueued hold copies of its tasks
   return MPI_SUCCESS;
 }
 

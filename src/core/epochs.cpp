@@ -116,17 +116,40 @@ void stamp(gpu::WorkList &list, const Window &w) {
   list.watchdog_ns = config().watchdog_ns;
 }
 
-// One stream operation; its last signal counts it as retired for MPI_Win_free.
-Result enqueue(Window &w, void *stream, gpu::WorkList &list) {
+// One stream operation; its last signal counts it as retired for MPI_Win_free. A list captured
+// into a graph runs only when (and as often as) the graph is replayed: it is not counted, and the
+// user frees such graphs before the window (README, "Graph capture").
+Result enqueue(Window &w, void *stream, gpu::WorkList &list, bool captured) {
   stamp(list, w);
-  work::Item retire = signal_item(w.retire_slot(), 1);
-  retire.flags = work::kSignalAdd;
-  list.signals.push_back(retire);
+  list.captured = captured;
+  if (!captured) {
+    work::Item retire = signal_item(w.retire_slot(), 1);
+    retire.flags = work::kSignalAdd;
+    list.signals.push_back(retire);
+  }
   gpu::Backend &be = gpu::backend();
   if (be.enqueue(stream, list))
     return fail(MPI_ERR_OTHER, std::string("enqueue on the stream failed: ") + be.last_error());
-  ++w.stream_lists;
+  if (!captured) ++w.stream_lists;
   return ok();
+}
+
+// Whether `stream` is being captured into a graph.
+Result capturing(void *stream, bool *yes) {
+  gpu::Backend &be = gpu::backend();
+  if (be.capture_status(stream, yes))
+    return fail(MPI_ERR_OTHER, std::string("cannot tell whether the stream is capturing: ") + be.last_error());
+  return ok();
+}
+
+// Inter-node work is one-shot (triggered operations posted now, budgets reserved now): a replay
+// could not re-arm it, so captured epochs must be node-local.
+Result refuse_capture(const char *call, const Window &w, int peer, const char *why) {
+  return fail(MPI_ERR_UNSUPPORTED_OPERATION,
+              std::string(call) + " on a stream that is being captured into a graph: window " + std::to_string(w.id) +
+                  ", window rank " + std::to_string(peer) + " " + why +
+                  "; inter-node epochs post one-shot triggered operations that a replay cannot re-arm, so "
+                  "enqueue this epoch outside the capture");
 }
 
 }  // namespace
@@ -140,22 +163,30 @@ Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stre
   e.assert_bits = assert_bits;
   e.post_sends.clear();
   if (stream_mode) {
-    for (int o : origins) ++w.completes_expected[o];
+    bool captured = false;
+    if (Result r = capturing(stream, &captured)) return r;
+    for (int o : origins) {
+      if (captured && !w.peers[o].node_local)
+        return refuse_capture("MPIX_Win_post_stream", w, o, "is on another node");
+      if (captured && w.remote && w.remote->mirrors)
+        return refuse_capture("MPIX_Win_post_stream", w, o, "is an origin of a window that mirrors itself to the network");
+    }
     thread_local gpu::WorkList list;
     list.clear();
     remote::mirror(w, origins, list);
     std::vector<int> remote_origins;
     for (int o : origins) {
-      ++w.posts_sent[o];
-      if (w.peers[o].node_local) list.signals.push_back(signal_item(w.post_flag_at(o), w.posts_sent[o]));
-      else remote_origins.push_back(o);
+      if (w.peers[o].node_local) {
+        uint64_t *sent = w.cursor(Window::kPostsSent, o);
+        list.signals.push_back(signal_next(w.post_flag_at(o), sent));
+        list.signals.push_back(advance(sent));
+      } else {
+        remote_origins.push_back(o);  // the network adds one to its post slot
+      }
     }
     Result r = remote::post(w, remote_origins, list);
-    if (!r) r = enqueue(w, stream, list);
-    if (r) {
-      for (int o : origins) --w.posts_sent[o], --w.completes_expected[o];
-      return r;
-    }
+    if (!r) r = enqueue(w, stream, list, captured);
+    if (r) return r;
   } else {
     if (Result r = remote::mirror_now(w, origins)) return r;
     // NOCHECK is given on a post exactly when its matching starts give it: no notification.
@@ -175,10 +206,6 @@ Result start(Window &w, MPI_Group group, int assert_bits) {
   if (Result r = translate_group(w, group, &targets)) return r;
   AccessEpoch &a = w.access;
   const bool stream_mode = assert_bits & kModeStream;
-  // MPIX_Win_post_stream has no assert argument, so the target always signals: a NOCHECK start
-  // still counts the post (its complete just does not wait), keeping later epochs in step.
-  if (stream_mode)
-    for (int t : targets) ++w.posts_expected[t];
   a.mode = stream_mode ? EpochMode::stream : EpochMode::host;
   a.assert_bits = assert_bits;
   a.in_group.assign(w.size, 0);
@@ -200,20 +227,32 @@ Result complete(Window &w, void *stream, bool stream_mode) {
   list.clear();
   list.ops = a.ops;
   if (stream_mode) {
-    if (!nocheck)
-      for (int t : a.targets) list.waits.push_back(wait_item(w.post_flag_from(t), w.posts_expected[t], t, work::kWaitPost));
+    bool captured = false;
+    if (Result r = capturing(stream, &captured)) return r;
+    if (captured) {
+      for (int t : a.targets)
+        if (a.via_fabric[t]) return refuse_capture("MPIX_Win_complete_stream", w, t, "is reached through the network");
+      if (!a.remote_ops.empty())
+        return refuse_capture("MPIX_Win_complete_stream", w, a.remote_ops.front().target,
+                              "is the target of an operation that goes through the network");
+    }
     std::vector<int> remote_targets;
     for (int t : a.targets) {
-      ++w.completes_sent[t];
-      if (!a.via_fabric[t]) list.signals.push_back(signal_item(w.complete_flag_at(t), w.completes_sent[t]));
-      else remote_targets.push_back(t);
+      // MPIX_Win_post_stream has no assert argument, so the target always signals: a NOCHECK
+      // epoch still counts the post (it just does not wait), keeping later epochs in step.
+      uint64_t *posts = w.cursor(Window::kPostsExpected, t);
+      if (!nocheck) list.waits.push_back(wait_next(w.post_flag_from(t), posts, t, work::kWaitPost));
+      list.signals.push_back(advance(posts));
+      // Every complete counts, whichever way it travels: an epoch whose accumulate goes through
+      // the network signals by a network add to the same slot later local stores continue.
+      uint64_t *sent = w.cursor(Window::kCompletesSent, t);
+      if (!a.via_fabric[t]) list.signals.push_back(signal_next(w.complete_flag_at(t), sent));
+      else remote_targets.push_back(t);  // the network adds one to its complete slot
+      list.signals.push_back(advance(sent));
     }
     Result r = remote::complete(w, remote_targets, list);
-    if (!r) r = enqueue(w, stream, list);
-    if (r) {
-      for (int t : a.targets) --w.completes_sent[t];
-      return r;
-    }
+    if (!r) r = enqueue(w, stream, list, captured);
+    if (r) return r;
   } else {
     if (!nocheck)
       if (Result r = await(w, a.targets, kTagPost, "the targets' MPI_Win_post")) return r;
@@ -234,12 +273,23 @@ Result wait(Window &w, void *stream, bool stream_mode) {
   ExposureEpoch &e = w.exposure;
   if (Result r = check_closing(e.mode, stream_mode, kExposureNames)) return r;
   if (stream_mode) {
+    bool captured = false;
+    if (Result r = capturing(stream, &captured)) return r;
+    for (int o : e.origins) {
+      if (captured && !w.peers[o].node_local)
+        return refuse_capture("MPIX_Win_wait_stream", w, o, "is on another node");
+      if (captured && w.remote && w.remote->mirrors)
+        return refuse_capture("MPIX_Win_wait_stream", w, o, "is an origin of a window that mirrors itself to the network");
+    }
     thread_local gpu::WorkList list;
     list.clear();
-    for (int o : e.origins)
-      list.waits.push_back(wait_item(w.complete_flag_from(o), w.completes_expected[o], o, work::kWaitComplete));
+    for (int o : e.origins) {
+      uint64_t *expected = w.cursor(Window::kCompletesExpected, o);
+      list.waits.push_back(wait_next(w.complete_flag_from(o), expected, o, work::kWaitComplete));
+      list.signals.push_back(advance(expected));
+    }
     remote::wait(w, e.origins, list);
-    if (Result r = enqueue(w, stream, list)) return r;
+    if (Result r = enqueue(w, stream, list, captured)) return r;
   } else {
     if (Result r = await(w, e.origins, kTagComplete, "the origins' MPI_Win_complete")) return r;
     if (Result r = remote::wait_now(w, e.origins)) return r;
@@ -258,6 +308,10 @@ Result drain_notifications(Window &w) {
 Result take_watchdog_error() {
   gpu::WatchdogReport rep;
   if (!gpu::backend().take_watchdog_report(&rep)) return ok();
+  if (rep.reason == work::kFreedWindow)
+    return fail(MPI_ERR_WIN, "a graph holding captured epochs of window " + std::to_string(rep.window_id) +
+                                 " was replayed after MPI_Win_free of that window; the replayed epoch did "
+                                 "nothing (free such graphs before their windows)");
   return fail(MPI_ERR_OTHER, "watchdog: a stream wait on window " + std::to_string(rep.window_id) + " gave up after " +
                                  std::to_string(config().watchdog_ns / 1000000) + " ms waiting for " +
                                  (rep.reason == work::kWaitPost ? "post" : "complete") + " #" +

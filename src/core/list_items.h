@@ -36,4 +36,29 @@ inline work::Item signal_item(uint64_t *flag, uint64_t value) {
   return it;
 }
 
+// Epoch cursors (work::kCursor): signals and waits of stream epochs carry values relative to a
+// per-peer counter in this process's flag area, so that a captured list replays as the next epoch.
+// Waits until *flag >= *cursor + 1: the next epoch's signal from `peer`.
+inline work::Item wait_next(const uint64_t *flag, uint64_t *cursor, int peer, work::WaitReason why) {
+  work::Item it = wait_item(flag, 1, peer, why);
+  it.flags = work::kCursor;
+  it.bytes = reinterpret_cast<uint64_t>(cursor);
+  return it;
+}
+
+// Stores *cursor + 1, the next epoch's number, into *flag.
+inline work::Item signal_next(uint64_t *flag, uint64_t *cursor) {
+  work::Item it = signal_item(flag, 1);
+  it.flags = work::kCursor;
+  it.bytes = reinterpret_cast<uint64_t>(cursor);
+  return it;
+}
+
+// Advances a cursor by one epoch; a counting signal, so it runs after every value read from it.
+inline work::Item advance(uint64_t *cursor) {
+  work::Item it = signal_item(cursor, 1);
+  it.flags = work::kSignalAdd;
+  return it;
+}
+
 }  // namespace mpix::core

@@ -105,8 +105,8 @@ struct RemoteState {
 // Flag area of each rank: slot [t] holds the last post signal from target t, slot [size + o] the
 // last complete signal from origin o, slot [2 * size] counts the work lists run on streams, and
 // slot [2 * size + 1] is the accumulate lock of windows peers reach by copying, and slot
-// [2 * size + 2] counts epochs whose fabric operations completed. Epoch values only grow, so
-// slots are never reset.
+// [2 * size + 2] counts epochs whose fabric operations completed; the epoch cursors follow.
+// Epoch values only grow, so slots are never reset.
 class Window {
  public:
   MPI_Win handle = MPI_WIN_NULL;
@@ -123,11 +123,6 @@ class Window {
   std::vector<Peer> peers;
   std::unique_ptr<RemoteState> remote;  // only when some peer is on another node
 
-  // Monotonic epoch counters, by window rank.
-  std::vector<uint64_t> posts_sent;          // post signals this rank stored to origin o
-  std::vector<uint64_t> posts_expected;      // post signals this rank's starts awaited from target t
-  std::vector<uint64_t> completes_sent;      // complete signals stored to target t
-  std::vector<uint64_t> completes_expected;  // complete signals this rank's waits await from origin o
 
   AccessEpoch access;
   ExposureEpoch exposure;
@@ -139,6 +134,7 @@ class Window {
   bool pmpi_window_is_stub = false;  // device memory the underlying MPI cannot access
   uint64_t stream_lists = 0;  // work lists enqueued on streams; the last one run stores its number
                               // in the retire slot, so MPI_Win_free knows what is still in flight
+                              // (lists captured into graphs are not counted: they run at replays)
 
   uint64_t *post_flag_at(int origin_peer) const;      // where this rank signals a post to origin
   uint64_t *complete_flag_at(int target_peer) const;  // where this rank signals a complete to target
@@ -162,7 +158,20 @@ class Window {
   }
   // Counts complete epochs whose fabric operations have completed (the NIC adds to it).
   static size_t remote_done_slot(int size) { return 2 * static_cast<size_t>(size) + 2; }
-  static size_t flag_slots(int size) { return 2 * static_cast<size_t>(size) + 3; }
+
+  // Epoch cursors, by window rank: how many epochs of each kind this process's streams have run
+  // with that peer (list_items.h). They live in flag memory, private to this process, and only
+  // stream work reads and advances them, in stream order; so eager epochs and replays of
+  // captured graphs share them, and the host never needs to know how often a graph was replayed.
+  enum Cursor : int {
+    kPostsSent = 0,          // post signals stored to origin o
+    kPostsExpected = 1,      // post signals awaited from target t
+    kCompletesSent = 2,      // complete signals stored to target t
+    kCompletesExpected = 3,  // complete signals awaited from origin o
+  };
+  uint64_t *cursor(Cursor c, int peer) const { return flags + cursor_base(size) + c * static_cast<size_t>(size) + peer; }
+  static size_t cursor_base(int size) { return 2 * static_cast<size_t>(size) + 3; }
+  static size_t flag_slots(int size) { return cursor_base(size) + 4 * static_cast<size_t>(size); }
 };
 
 // Registry of managed windows.

@@ -156,10 +156,7 @@ Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
     PMPI_Win_free(win);
     return r;
   }
-  w->posts_sent.assign(w->size, 0);
-  w->posts_expected.assign(w->size, 0);
-  w->completes_sent.assign(w->size, 0);
-  w->completes_expected.assign(w->size, 0);
+  be.set_window_alive(w->id, true);
   register_window(std::move(w));
   return ok();
 }
@@ -200,6 +197,7 @@ Result free_window(MPI_Win *win, bool *memory_owned, void **base) {
 
   PMPI_Barrier(w->comm);  // no peer touches our memory or flags any more
   std::unique_ptr<Window> owned = unregister_window(*win);
+  be.set_window_alive(owned->id, false);  // replays of its captured graphs now do nothing
   release_mappings(*owned);
   PMPI_Group_free(&owned->group);
   PMPI_Comm_free(&owned->comm);

@@ -46,6 +46,7 @@ struct WorkList {
   std::vector<work::Item> trailing_waits, trailing_ops;
   uint32_t window_id = 0;
   uint64_t watchdog_ns = 0;  // 0: waits never time out
+  bool captured = false;     // enqueued into a stream capture: replays check the window is alive
   bool empty() const {
     return waits.empty() && ops.empty() && signals.empty() && trailing_waits.empty() && trailing_ops.empty();
   }
@@ -55,6 +56,7 @@ struct WorkList {
     signals.clear();
     trailing_waits.clear();
     trailing_ops.clear();
+    captured = false;
   }
 };
 
@@ -107,6 +109,11 @@ class Backend {
   // Run a work list now and wait for it (host-driven RMA).
   virtual int execute(const WorkList &list) = 0;
   virtual int synchronize(void *stream) = 0;
+  // Whether `stream` is being captured into a graph (CUDA/HIP stream capture, or an
+  // MPIX_Host_stream between begin and end of capture). Work enqueued then runs at each replay.
+  virtual int capture_status(void *stream, bool *capturing) = 0;
+  // The table of live windows that replays of captured launches check (work::kAliveSlots).
+  virtual int set_window_alive(uint32_t window_id, bool alive) = 0;
   // Host read of a flag in this process's flag memory.
   virtual uint64_t read_flag(const uint64_t *flag) = 0;
   // A wait of an earlier enqueue timed out (MPIX_ST_WATCHDOG_MS); returns true once per event.

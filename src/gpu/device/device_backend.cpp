@@ -42,12 +42,13 @@ class DeviceBackend final : public Backend {
     if (gpuHostAlloc(reinterpret_cast<void **>(&mailbox_), sizeof *mailbox_, gpuHostAllocMapped) != gpuSuccess ||
         MPIX_GPU(Malloc)(reinterpret_cast<void **>(&tickets_), kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(Memset)(tickets_, 0, kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
+        MPIX_GPU(Malloc)(reinterpret_cast<void **>(&alive_), work::kAliveSlots * sizeof(uint32_t)) != gpuSuccess ||
+        MPIX_GPU(Memset)(alive_, 0, work::kAliveSlots * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(StreamCreateWithFlags)(&internal_, gpuStreamNonBlocking) != gpuSuccess) {
       *why = std::string(MPIX_GPU_BACKEND_NAME) + ": start-up allocations failed";
       return false;
     }
     std::memset(mailbox_, 0, sizeof *mailbox_);
-    ticket_totals_.assign(kTicketSlots, 0);
     return true;
   }
 
@@ -186,6 +187,7 @@ class DeviceBackend final : public Backend {
     WorkList head, tail;
     head.window_id = tail.window_id = list.window_id;
     head.watchdog_ns = tail.watchdog_ns = list.watchdog_ns;
+    head.captured = tail.captured = list.captured;
     head.waits = list.waits;
     std::vector<const work::Item *> large;
     for (const work::Item &it : list.ops) {
@@ -214,6 +216,23 @@ class DeviceBackend final : public Backend {
     if (int st = check(MPIX_GPU(StreamSynchronize)(static_cast<gpuStream_t>(stream)), "stream synchronize"))
       return st;
     return mailbox_->fired ? kErrTimeout : kOk;
+  }
+
+  int capture_status(void *stream, bool *capturing) override {
+    gpuStreamCaptureStatus status = gpuStreamCaptureStatusNone;
+    *capturing = false;
+    if (int st = check(MPIX_GPU(StreamIsCapturing)(static_cast<gpuStream_t>(stream), &status), "stream capture query"))
+      return st;
+    *capturing = status != gpuStreamCaptureStatusNone;
+    return kOk;
+  }
+
+  int set_window_alive(uint32_t window_id, bool alive) override {
+    const uint32_t value = alive ? window_id + 1 : 0;
+    gpuError_t e = MPIX_GPU(MemcpyAsync)(alive_ + work::window_alive_slot(window_id), &value, sizeof value,
+                                         MPIX_GPU(MemcpyHostToDevice), internal_);
+    if (e == gpuSuccess) e = MPIX_GPU(StreamSynchronize)(internal_);
+    return check(e, "window table update");
   }
 
   uint64_t read_flag(const uint64_t *flag) override {
@@ -292,6 +311,7 @@ class DeviceBackend final : public Backend {
       p.h.window_id = list.window_id;
       p.h.watchdog_ns = list.watchdog_ns;
       p.h.mailbox_addr = reinterpret_cast<uint64_t>(mailbox_);
+      p.h.alive_addr = reinterpret_cast<uint64_t>(alive_);
       uint16_t *counts[5] = {&p.h.nwait, &p.h.ncopy, &p.h.nsignal, &p.h.ntrail, &p.h.ncount};
       size_t n = 0;
       uint64_t bytes = 0;
@@ -313,15 +333,15 @@ class DeviceBackend final : public Backend {
       }
       // Trailing ops are copies, never ordered accumulates; a timed-out trailing wait skips them.
       const bool one_block = ordered && !after_trailing_waits;
-      p.h.bits = bits | (one_block ? work::kOrdered : 0) | (after_trailing_waits ? work::kSkipIfWatchdogFired : 0);
+      p.h.bits = bits | (one_block ? work::kOrdered : 0) | (after_trailing_waits ? work::kSkipIfWatchdogFired : 0) |
+                 (list.captured ? work::kCheckAlive : 0);
       int blocks = one_block ? 1
                            : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, bytes / bytes_per_block_)));
+      // The last of the blocks resets its ticket, so a replay of a captured launch finds it at 0.
       if (blocks > 1 && p.h.nsignal + p.h.ntrail + p.h.ncount > 0) {
-        std::lock_guard<std::mutex> lock(mu_);
-        uint32_t slot = next_ticket_++ % kTicketSlots;
-        ticket_totals_[slot] += static_cast<uint32_t>(blocks);
+        const uint32_t slot = next_ticket_.fetch_add(1) % kTicketSlots;
         p.h.ticket_addr = reinterpret_cast<uint64_t>(tickets_ + slot);
-        p.h.ticket_expect = ticket_totals_[slot];
+        p.h.ticket_expect = static_cast<uint32_t>(blocks);
       }
       int err = mpix_launch_epoch_kernel(p, blocks, kThreadsPerBlock, stream);
       if (err != 0)
@@ -355,8 +375,8 @@ class DeviceBackend final : public Backend {
   uint64_t copy_engine_bytes_ = 128ull << 20;
   work::WatchdogMailbox *mailbox_ = nullptr;  // host-mapped, written by a timed-out wait
   uint32_t *tickets_ = nullptr;               // block-completion counters of multi-block launches
-  std::vector<uint32_t> ticket_totals_;
-  uint32_t next_ticket_ = 0;
+  std::atomic<uint32_t> next_ticket_{0};
+  uint32_t *alive_ = nullptr;                 // live windows (work::window_alive_slot), device memory
   gpuStream_t internal_ = nullptr;  // host-driven RMA runs its copies here
   mutable std::mutex mu_;
   std::string last_error_;

@@ -20,6 +20,8 @@ constexpr auto gpuDevAttrMultiProcessorCount = hipDeviceAttributeMultiprocessorC
 constexpr auto gpuHostRegisterIoMemory = hipHostRegisterIoMemory;
 constexpr auto gpuHostRegisterMapped = hipHostRegisterMapped;
 constexpr auto gpuErrorNotSupported = hipErrorNotSupported;
+using gpuStreamCaptureStatus = hipStreamCaptureStatus;
+constexpr auto gpuStreamCaptureStatusNone = hipStreamCaptureStatusNone;
 #define gpuHostAlloc hipHostMalloc
 #define gpuFreeHost hipHostFree
 #if HIP_VERSION_MAJOR >= 6
@@ -55,6 +57,8 @@ constexpr auto gpuDevAttrMultiProcessorCount = cudaDevAttrMultiProcessorCount;
 constexpr auto gpuHostRegisterIoMemory = cudaHostRegisterIoMemory;
 constexpr auto gpuHostRegisterMapped = cudaHostRegisterMapped;
 constexpr auto gpuErrorNotSupported = cudaErrorNotSupported;
+using gpuStreamCaptureStatus = cudaStreamCaptureStatus;
+constexpr auto gpuStreamCaptureStatusNone = cudaStreamCaptureStatusNone;
 #define gpuHostAlloc cudaHostAlloc
 #define gpuFreeHost cudaFreeHost
 inline bool gpu_is_device_memory(const gpuPointerAttributes &a) { return a.type == cudaMemoryTypeDevice; }

@@ -128,6 +128,16 @@ class HostBackend final : public Backend {
     return static_cast<mpix_host_stream *>(stream)->stream.synchronize();
   }
 
+  int capture_status(void *stream, bool *capturing) override {
+    *capturing = stream && static_cast<mpix_host_stream *>(stream)->stream.capturing();
+    return kOk;
+  }
+
+  int set_window_alive(uint32_t window_id, bool alive) override {
+    alive_[work::window_alive_slot(window_id)].store(alive ? window_id + 1 : 0, std::memory_order_release);
+    return kOk;
+  }
+
   uint64_t read_flag(const uint64_t *flag) override {
     return std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(flag)).load(std::memory_order_acquire);
   }
@@ -153,7 +163,14 @@ class HostBackend final : public Backend {
   int run_list(const WorkList &list) {
     WatchdogReport report;
     std::string why;
-    int st = host_exec::run(list, &report, &why);
+    int st = kOk;
+    if (list.captured &&
+        alive_[work::window_alive_slot(list.window_id)].load(std::memory_order_acquire) != list.window_id + 1) {
+      report = WatchdogReport{list.window_id, -1, work::kFreedWindow, 0, 0};
+      st = kErrTimeout;  // reported like a watchdog event: by the next call or synchronisation
+    } else {
+      st = host_exec::run(list, &report, &why);
+    }
     if (st == kErrTimeout) {
       std::lock_guard<std::mutex> lock(mu_);
       if (!watchdog_pending_) watchdog_ = report;
@@ -175,6 +192,7 @@ class HostBackend final : public Backend {
   WatchdogReport watchdog_;
   bool watchdog_pending_ = false;
   std::atomic<uint64_t> ops_{0};
+  std::atomic<uint32_t> alive_[work::kAliveSlots] = {};  // live windows, for replays of captured lists
 };
 
 }  // namespace

@@ -27,10 +27,10 @@ uint64_t load_acquire(uint64_t addr) {
 
 // Spins briefly, then yields, then sleeps with growing pauses: CI runs several ranks, each with a
 // stream thread, on two cores, so a hard spin would starve the process being waited for.
-bool wait_item(const Item &it, uint64_t watchdog_ns, uint64_t *seen) {
+bool wait_item(const Item &it, uint64_t want, uint64_t watchdog_ns, uint64_t *seen) {
   const uint64_t start = now_ns();
   for (unsigned spin = 0;; ++spin) {
-    if ((*seen = load_acquire(it.a)) >= it.b) return true;
+    if ((*seen = load_acquire(it.a)) >= want) return true;
     if (spin < 64) continue;
     if (watchdog_ns && now_ns() - start > watchdog_ns) return false;
     if (spin < 256) {
@@ -163,8 +163,9 @@ void count(const WorkList &list) {
 bool wait_all(const std::vector<Item> &waits, const WorkList &list, WatchdogReport *report) {
   for (const Item &it : waits) {
     uint64_t seen = 0;
-    if (!wait_item(it, list.watchdog_ns, &seen)) {
-      *report = WatchdogReport{list.window_id, it.peer, it.dtype, it.b, seen};
+    const uint64_t want = work::item_value(it);
+    if (!wait_item(it, want, list.watchdog_ns, &seen)) {
+      *report = WatchdogReport{list.window_id, it.peer, it.dtype, want, seen};
       return false;
     }
   }
@@ -185,7 +186,7 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (const Item &it : list.signals)
     if (!(it.flags & work::kSignalAdd))
-      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(it.a)).store(it.b, std::memory_order_release);
+      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(it.a)).store(work::item_value(it), std::memory_order_release);
   const bool waited = wait_all(list.trailing_waits, list, report);
   for (const Item &it : list.trailing_ops) {
     if (!waited) break;

@@ -14,10 +14,38 @@ HostStream::~HostStream() {
 }
 
 void HostStream::enqueue(Task task) {
+  if (capturing_) {
+    captured_.push_back(std::move(task));
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(task));
     ++submitted_;
+  }
+  work_cv_.notify_one();
+}
+
+bool HostStream::begin_capture() {
+  if (capturing_) return false;
+  capturing_ = true;
+  captured_.clear();
+  return true;
+}
+
+bool HostStream::end_capture(std::vector<Task> *graph) {
+  if (!capturing_) return false;
+  capturing_ = false;
+  *graph = std::move(captured_);
+  captured_.clear();
+  return true;
+}
+
+void HostStream::launch(const std::vector<Task> &graph) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.insert(queue_.end(), graph.begin(), graph.end());
+    submitted_ += graph.size();
   }
   work_cv_.notify_one();
 }

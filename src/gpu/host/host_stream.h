@@ -6,6 +6,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace mpix::gpu {
 
@@ -22,6 +23,14 @@ class HostStream {
   // Blocks until every task enqueued before the call has run; returns and clears the first failure.
   int synchronize();
 
+  // Stream capture: between begin_capture and end_capture, enqueue records tasks instead of
+  // running them; the recorded list is a graph that launch() enqueues again, any number of times.
+  // Like CUDA's, one capture at a time per stream; only the thread that owns the stream calls these.
+  bool begin_capture();
+  bool end_capture(std::vector<Task> *graph);
+  bool capturing() const { return capturing_; }
+  void launch(const std::vector<Task> &graph);
+
  private:
   void run();
   std::mutex mu_;
@@ -30,6 +39,8 @@ class HostStream {
   uint64_t submitted_ = 0, completed_ = 0;
   int first_error_ = 0;
   bool stopping_ = false;
+  bool capturing_ = false;
+  std::vector<Task> captured_;
   std::thread worker_;
 };
 
@@ -38,4 +49,9 @@ class HostStream {
 // The public MPIX_Host_stream handle.
 struct mpix_host_stream {
   mpix::gpu::HostStream stream;
+};
+
+// The public MPIX_Host_graph handle: the tasks one capture recorded.
+struct mpix_host_graph {
+  std::vector<mpix::gpu::HostStream::Task> tasks;
 };
