@@ -4,7 +4,7 @@
 # between the ranks, data checked). Works with the MPI the build was configured with.
 #   cmake -DBUILD_DIR= -DWORK_DIR= -DCONSUMER_DIR= -DLIBDIR= -DINCLUDEDIR= -DMANDIR= -DMPI_FLAVOR=
 #         -DMPIEXEC= -DNP_FLAG= [-DPREFLAGS=a|b] [-DPOSTFLAGS=a|b] -DC_COMPILER= -DGENERATOR=
-#         -DPKG_CONFIG= -DMAKE= -P install_test.cmake
+#         -DPKG_CONFIG= -DMAKE= [-DOTHER_MPICC=<mpicc of another MPI kind>] -P install_test.cmake
 cmake_minimum_required(VERSION 3.22)
 foreach(var BUILD_DIR WORK_DIR CONSUMER_DIR LIBDIR INCLUDEDIR MANDIR MPIEXEC NP_FLAG C_COMPILER GENERATOR)
   if(NOT ${var})
@@ -50,6 +50,17 @@ endif()
 string(REGEX MATCH "consumer: [^\n]*" line "${run_output}")
 message(STATUS "${line}")
 run("building the CMake consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/cmake")
+
+# An MPI of the other kind, chosen by the project itself, is refused at find_package.
+if(OTHER_MPICC)
+  execute_process(COMMAND ${CMAKE_COMMAND} -S "${CONSUMER_DIR}" -B "${WORK_DIR}/cmake-other" -G "${GENERATOR}"
+                          "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${C_COMPILER}" "-DMPI_C_COMPILER=${OTHER_MPICC}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0 OR NOT "${out}${err}" MATCHES "mpixst was built with ${MPI_FLAVOR}")
+    message(FATAL_ERROR "find_package(mpixst) accepted the MPI of ${OTHER_MPICC} (${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "find_package(mpixst) refuses ${OTHER_MPICC}, as it should")
+endif()
 
 # ---- consumer 2: Makefile with pkg-config and plain cc ----
 if(NOT PKG_CONFIG)
