@@ -86,6 +86,7 @@ foreach(line IN LISTS lines)
   if(first AND line MATCHES "^# +([^ (]+)\\(([0-9a-z]+)\\) *$")
     string(TOUPPER "${CMAKE_MATCH_1}" title)
     list(APPEND roff ".TH \"${title}\" \"${CMAKE_MATCH_2}\" \"\" \"mpix-st ${VERSION}\" \"mpix-st manual\"")
+    list(APPEND roff ".nh" ".ad l")  # identifiers are neither hyphenated nor stretched apart
     set(first FALSE)
     continue()
   endif()
