@@ -15,6 +15,7 @@ struct Link {
   uint64_t *mine = nullptr;   // this rank's kSlots flags, polled by its stream
   uint64_t *peers = nullptr;  // the peer's flags, mapped here
   void *peer_buffer = nullptr;  // the peer's `buffer`, mapped here (nullptr where unsupported)
+  uint64_t *counters = nullptr;  // kSlots counters of this rank, for relative hops (not mapped by the peer)
   void *state = nullptr;
 };
 
@@ -26,6 +27,13 @@ void disconnect(Link &link);
 // signal_value to the peer's flag peers[signal_slot] (0: no store).
 void enqueue_hop(void *stream, const Link &link, int wait_slot, uint64_t wait_value, int signal_slot,
                  uint64_t signal_value);
+// A hop whose values are relative to this rank's counters[counter], so that a captured graph of
+// hops replays as the next iterations (as the library's epoch cursors do): waits until
+// mine[wait_slot] >= c + wait_offset (wait_offset < 0: no wait), stores c + signal_offset to the
+// peer's peers[signal_slot] (signal_offset < 0: no store), then adds `advance` to the counter,
+// where c is the counter's value when the hop runs. One kernel (host: one task).
+void enqueue_relative_hop(void *stream, const Link &link, int counter, int wait_slot, int wait_offset, int signal_slot,
+                          int signal_offset, int advance);
 // The same hop as stream memory operations (wait-value, then write-value): two operations.
 // Returns false where the backend has none.
 bool enqueue_memop_hop(void *stream, const Link &link, int wait_slot, uint64_t wait_value, int signal_slot,

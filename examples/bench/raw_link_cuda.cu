@@ -33,12 +33,26 @@ __global__ void hop_kernel(const uint64_t *mine, uint64_t *peers, uint64_t wait_
   }
   if (signal_value) asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(peers), "l"(signal_value) : "memory");
 }
+__global__ void relative_hop_kernel(const uint64_t *mine, uint64_t *peers, uint64_t *counter, int wait_offset,
+                                    int signal_offset, int advance) {
+  const uint64_t c = *counter;
+  if (wait_offset >= 0) {
+    uint64_t v;
+    do {
+      asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(mine) : "memory");
+    } while (v < c + wait_offset);
+  }
+  if (signal_offset >= 0)
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(peers), "l"(c + signal_offset) : "memory");
+  *counter = c + advance;
+}
 }  // namespace
 
 Link connect(MPI_Comm comm, void *buffer, size_t) {
   auto *st = new State{};
-  check(cudaMalloc(&st->flag_alloc, 64), "flag alloc");
-  check(cudaMemset(st->flag_alloc, 0, 64), "flag clear");
+  // kSlots flags the peer stores into, then kSlots private counters.
+  check(cudaMalloc(&st->flag_alloc, 2 * kSlots * sizeof(uint64_t)), "flag alloc");
+  check(cudaMemset(st->flag_alloc, 0, 2 * kSlots * sizeof(uint64_t)), "flag clear");
   Handles mine, theirs;
   check(cudaIpcGetMemHandle(&mine.flag, st->flag_alloc), "flag handle");
   check(cudaIpcGetMemHandle(&mine.buffer, buffer), "buffer handle");
@@ -50,6 +64,7 @@ Link connect(MPI_Comm comm, void *buffer, size_t) {
   check(cudaIpcOpenMemHandle(&st->peer_buffer_base, theirs.buffer, cudaIpcMemLazyEnablePeerAccess), "buffer open");
   Link link;
   link.mine = st->flag_alloc;
+  link.counters = st->flag_alloc + kSlots;
   link.peers = static_cast<uint64_t *>(st->peer_flag_base);
   link.peer_buffer = st->peer_buffer_base;
   link.state = st;
@@ -103,6 +118,13 @@ bool enqueue_peer_copy(void *stream, const Link &link, const void *src, size_t b
   check(cudaMemcpyAsync(link.peer_buffer, src, bytes, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)),
         "peer copy");
   return true;
+}
+
+void enqueue_relative_hop(void *stream, const Link &link, int counter, int wait_slot, int wait_offset, int signal_slot,
+                          int signal_offset, int advance) {
+  relative_hop_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(
+      link.mine + wait_slot, link.peers + signal_slot, link.counters + counter, wait_offset, signal_offset, advance);
+  check(cudaGetLastError(), "relative hop launch");
 }
 
 }  // namespace raw

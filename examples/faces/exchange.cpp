@@ -18,6 +18,22 @@ Buffers::~Buffers() {
   xdev::free(recv);
 }
 
+CapturedBlock::~CapturedBlock() {
+  if (graph_) xdev::graph_destroy(graph_);
+}
+
+void CapturedBlock::run(void *stream, int count, const std::function<void(int)> &enqueue) {
+  if (count != count_) {
+    if (graph_) xdev::graph_destroy(graph_);
+    xdev::stream_begin_capture(stream);
+    enqueue(count);
+    graph_ = xdev::stream_end_capture(stream);
+    count_ = count;
+  }
+  xdev::graph_launch(graph_, stream);
+  xdev::stream_sync(stream);
+}
+
 void enqueue_before_transfer(const Context &c, double *send) {
   if (c.interior) kernels::interior_sum(c.plan.shape, c.field, c.stream);
   kernels::pack(c.plan.shape, c.plan.regions, c.field, send, c.stream);

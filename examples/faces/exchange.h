@@ -3,6 +3,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -17,6 +18,25 @@ struct Context {
   MPI_Comm comm;   // ranks of the grid
   bool interior;   // run the interior sum in every exchange (nshare > 0)
   int sync_every;  // st: synchronise the stream every this many exchanges (0: at the end only)
+  bool graph;      // st, nccl: replay a captured block (--graph)
+};
+
+// A block of exchanges captured once into a graph (CUDA graph; MPIX_Host_graph on the host
+// backend) and replayed at each run of that many exchanges. Declare it after what the captured
+// work uses (windows, communicators), so it is destroyed first.
+class CapturedBlock {
+ public:
+  CapturedBlock() = default;
+  CapturedBlock(const CapturedBlock &) = delete;
+  CapturedBlock &operator=(const CapturedBlock &) = delete;
+  ~CapturedBlock();
+  // Replays the graph of `count` exchanges, capturing it with enqueue(count) first if needed;
+  // returns with the stream synchronised.
+  void run(void *stream, int count, const std::function<void(int)> &enqueue);
+
+ private:
+  void *graph_ = nullptr;
+  int count_ = -1;
 };
 
 class Exchange {

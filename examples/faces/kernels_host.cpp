@@ -5,21 +5,33 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
 
 #include "kernels.h"
 
 namespace faces::kernels {
 namespace {
 
-// Runs `work` on the stream; the closure owns copies of its arguments, since the caller may
-// enqueue many exchanges before the stream reaches this one.
-void enqueue(void *stream, std::function<void()> work) {
-  auto *task = new std::function<void()>(std::move(work));
-  auto run = [](void *arg) {
-    auto *t = static_cast<std::function<void()> *>(arg);
-    (*t)();
-    delete t;
-  };
+// Runs `work` on the stream. A task may run many times (a captured block replays it, like a
+// host node of a CUDA graph), so it is never freed after running: tasks are kept per distinct
+// call (kernel, pointers, scale), which are few, and one task serves every repeat of its call.
+// Shapes and region lists are the plan's, which lives for the whole run, so their addresses name them.
+using Key = std::tuple<int, const void *, const void *, const void *, double>;
+
+void enqueue(void *stream, const Key &key, std::function<void()> work) {
+  static std::mutex mu;
+  static std::map<Key, std::unique_ptr<std::function<void()>>> tasks;
+  std::function<void()> *task = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto &slot = tasks[key];
+    if (!slot) slot = std::make_unique<std::function<void()>>(std::move(work));
+    task = slot.get();
+  }
+  auto run = [](void *arg) { (*static_cast<std::function<void()> *>(arg))(); };
   if (MPIX_Host_stream_enqueue(static_cast<MPIX_Host_stream>(stream), run, task) != MPI_SUCCESS) {
     std::fprintf(stderr, "faces: MPIX_Host_stream_enqueue failed\n");
     std::abort();
@@ -29,7 +41,7 @@ void enqueue(void *stream, std::function<void()> work) {
 }  // namespace
 
 void init_field(const Shape &s, const Placement &p, double scale, double *u, void *stream) {
-  enqueue(stream, [=] {
+  enqueue(stream, Key{0, u, &s, &p, scale}, [=] {
     int e[3], i[3];
     for (e[2] = 0; e[2] < s.m[2]; ++e[2])
       for (e[1] = 0; e[1] < s.m[1]; ++e[1])
@@ -41,7 +53,7 @@ void init_field(const Shape &s, const Placement &p, double scale, double *u, voi
 }
 
 void interior_sum(const Shape &s, double *u, void *stream) {
-  enqueue(stream, [=] {
+  enqueue(stream, Key{1, u, &s, nullptr, 0}, [=] {
     for (int d = 0; d < 3; ++d) {
       const int a = (d + 1) % 3, b = (d + 2) % 3;  // the two dimensions along the shared face
       int e[3], i[3];
@@ -61,7 +73,7 @@ void interior_sum(const Shape &s, double *u, void *stream) {
 }
 
 void pack(const Shape &s, const RegionList &regions, const double *u, double *buf, void *stream) {
-  enqueue(stream, [=] {
+  enqueue(stream, Key{2, u, buf, &regions, 0}, [=] {
     for (int j = 0; j < regions.count; ++j) {
       const Region &r = regions.r[j];
       for (int64_t k = 0; k < r.count; ++k) buf[r.offset + k] = u[region_point(s, r, k)];
@@ -70,7 +82,7 @@ void pack(const Shape &s, const RegionList &regions, const double *u, double *bu
 }
 
 void unpack_add(const Shape &s, const RegionList &regions, double *u, const double *buf, void *stream) {
-  enqueue(stream, [=] {
+  enqueue(stream, Key{3, u, buf, &regions, 0}, [=] {
     for (int j = 0; j < regions.count; ++j) {
       const Region &r = regions.r[j];
       for (int64_t k = 0; k < r.count; ++k) u[region_point(s, r, k)] += buf[r.offset + k];

@@ -31,9 +31,22 @@ class NcclExchange final : public Exchange {
 
   ~NcclExchange() override { ncclCommDestroy(comm_); }
 
-  std::string detail() const override { return "ncclGroupStart / ncclSend / ncclRecv / ncclGroupEnd"; }
+  std::string detail() const override {
+    return c_.graph ? "ncclGroupStart / ncclSend / ncclRecv / ncclGroupEnd captured into one graph per block, replayed"
+                    : "ncclGroupStart / ncclSend / ncclRecv / ncclGroupEnd";
+  }
 
   void run(int count) override {
+    if (c_.graph) {
+      captured_.run(c_.stream, count, [this](int n) { enqueue(n); });
+      return;
+    }
+    enqueue(count);
+    xdev::stream_sync(c_.stream);
+  }
+
+ private:
+  void enqueue(int count) {
     const cudaStream_t stream = static_cast<cudaStream_t>(c_.stream);
     for (int it = 0; it < count; ++it) {
       enqueue_before_transfer(c_, buffers_.send);
@@ -50,13 +63,12 @@ class NcclExchange final : public Exchange {
       check(ncclGroupEnd(), "ncclGroupEnd");
       enqueue_after_transfer(c_, buffers_.recv);
     }
-    xdev::stream_sync(c_.stream);
   }
 
- private:
   Context c_;
   Buffers buffers_;
   ncclComm_t comm_ = nullptr;
+  CapturedBlock captured_;  // last: its graph goes before the communicator
 };
 
 }  // namespace

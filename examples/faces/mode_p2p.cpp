@@ -40,7 +40,8 @@ class P2pExchange final : public Exchange {
   }
 
   std::string detail() const override {
-    return staged_ ? "staged through host memory (MPI not GPU-aware)" : "direct from device buffers";
+    const std::string how = staged_ ? "staged through host memory (MPI not GPU-aware)" : "direct from device buffers";
+    return c_.graph ? how + "; eager (host-driven: no graph)" : how;
   }
 
   void run(int count) override {

@@ -13,7 +13,9 @@ class RmaExchange final : public Exchange {
  public:
   explicit RmaExchange(const Context &c) : c_(c), buffers_(c.plan), window_(c, buffers_.recv) {}
 
-  std::string detail() const override { return "host-driven MPI_Win_post/start/complete/wait"; }
+  std::string detail() const override {
+    return std::string("host-driven MPI_Win_post/start/complete/wait") + (c_.graph ? "; eager (host-driven: no graph)" : "");
+  }
 
   void run(int count) override {
     for (int it = 0; it < count; ++it) {

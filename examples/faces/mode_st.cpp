@@ -16,12 +16,23 @@ class StExchange final : public Exchange {
   explicit StExchange(const Context &c) : c_(c), buffers_(c.plan), window_(c, buffers_.recv) {}
 
   std::string detail() const override {
+    if (c_.graph) return "MPIX_Win_*_stream captured into one graph per block, replayed";
     if (c_.sync_every > 0)
       return "MPIX_Win_*_stream, a synchronisation every " + std::to_string(c_.sync_every) + " exchanges";
     return "MPIX_Win_*_stream, one synchronisation per block";
   }
 
   void run(int count) override {
+    if (c_.graph) {
+      captured_.run(c_.stream, count, [this](int n) { enqueue(n); });
+      return;
+    }
+    enqueue(count);
+    xdev::stream_sync(c_.stream);
+  }
+
+ private:
+  void enqueue(int count) {
     for (int it = 0; it < count; ++it) {
       // The previous unpack precedes this post on the stream, so neighbours may already write
       // the receive buffer while this rank sums its interior and packs.
@@ -35,13 +46,12 @@ class StExchange final : public Exchange {
       // Application-level throttling: bounds the triggered operations in flight.
       if (c_.sync_every > 0 && (it + 1) % c_.sync_every == 0) xdev::stream_sync(c_.stream);
     }
-    xdev::stream_sync(c_.stream);
   }
 
- private:
   Context c_;
   Buffers buffers_;
   NeighbourWindow window_;
+  CapturedBlock captured_;  // last: its graph goes before the window
 };
 
 }  // namespace

@@ -27,6 +27,7 @@ bool check_numbers(const Options &o, std::string *error) {
   else if (o.nshare == 0) *error = "nshare must not be 0 (negative: no interior sum)";
   else if (o.ranks_per_gpu < 1) *error = "--ranks-per-gpu must be at least 1";
   else if (o.throttle_sync < 0) *error = "--throttle-sync must not be negative";
+  else if (o.graph && o.throttle_sync > 0) *error = "--graph replays whole blocks: it excludes --throttle-sync";
   else return true;
   return false;
 }
@@ -35,7 +36,10 @@ bool check_numbers(const Options &o, std::string *error) {
 
 const char *usage() {
   return "usage: faces [--mode p2p|rma|st|nccl|all] [--periodic] [--ranks-per-gpu K] [--throttle-sync K]\n"
-         "             [--json FILE] lx ly lz mx my mz n niface niel nshare\n"
+         "             [--graph] [--json FILE] lx ly lz mx my mz n niface niel nshare\n"
+         "  --graph     st and nccl: capture one block of exchanges into a graph (the same kernels and\n"
+         "              calls) in the warm-up block and replay it for every block; p2p and rma stay\n"
+         "              eager (they are host-driven)\n"
          "  --throttle-sync K  st: synchronise the stream every K exchanges (application-level\n"
          "              throttling of triggered operations); 0: once per timed block\n"
          "  lx ly lz    rank grid (x fastest); the run needs lx*ly*lz ranks\n"
@@ -69,6 +73,8 @@ bool parse_options(int argc, char **argv, Options *o, std::string *error) {
         *error = "--throttle-sync needs an integer";
         return false;
       }
+    } else if (std::strcmp(arg, "--graph") == 0) {
+      o->graph = true;
     } else if (std::strcmp(arg, "--json") == 0 && has_value) {
       o->json = argv[++a];
     } else {

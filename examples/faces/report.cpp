@@ -52,6 +52,7 @@ void print_header(const RunInfo &run) {
               run.binary.c_str(), run.ranks, o.ranks[0], o.ranks[1], o.ranks[2], o.periodic ? " periodic" : "",
               o.elements[0], o.elements[1], o.elements[2], o.n, o.niface, o.niel, o.nshare,
               o.interior() ? "with interior sums" : "no interior sums");
+  if (o.graph) std::printf("faces: --graph: st and nccl replay one captured block; p2p and rma stay eager\n");
   std::printf("faces: mpix-st %d.%d backend %s, device %s, %s%s%s\n", MPIX_ST_VERSION_MAJOR, MPIX_ST_VERSION_MINOR,
               run.backend.c_str(), run.devices.empty() ? "?" : run.devices[0].c_str(), run.mpi_library.c_str(),
               run.vendor_library.empty() ? "" : ", ", run.vendor_library.c_str());
@@ -90,7 +91,7 @@ bool write_json(const std::string &path, const RunInfo &run, const std::vector<M
   j << "  \"config\": {\"ranks\": " << run.ranks << ", \"grid\": " << triple(o.ranks)
     << ", \"periodic\": " << (o.periodic ? "true" : "false") << ", \"elements\": " << triple(o.elements)
     << ", \"n\": " << o.n << ", \"niface\": " << o.niface << ", \"niel\": " << o.niel << ", \"nshare\": " << o.nshare
-    << ", \"interior\": " << (o.interior() ? "true" : "false") << ", \"ranks_per_gpu\": " << o.ranks_per_gpu << ", \"throttle_sync\": " << o.throttle_sync
+    << ", \"interior\": " << (o.interior() ? "true" : "false") << ", \"ranks_per_gpu\": " << o.ranks_per_gpu << ", \"throttle_sync\": " << o.throttle_sync << ", \"graph\": " << (o.graph ? "true" : "false")
     << ", \"mode\": " << quoted(o.mode) << "},\n";
   j << "  \"versions\": {\"mpix_st\": \"" << MPIX_ST_VERSION_MAJOR << "." << MPIX_ST_VERSION_MINOR
     << "\", \"backend\": " << quoted(run.backend) << ", \"mpi_library\": " << quoted(run.mpi_library)
