@@ -47,8 +47,16 @@ namespace api {
 
 // A fatal handler aborts before anyone can ask for the message (and MPICH prints no text of its own
 // for dynamic codes), so the message goes to stderr first.
+// MPI_ERRORS_ABORT is MPI-4; an MPI-3.1 library (Open MPI 4, Cray MPICH 8) has only ERRORS_ARE_FATAL.
+static bool is_fatal(MPI_Errhandler handler) {
+#if MPI_VERSION >= 4
+  if (handler == MPI_ERRORS_ABORT) return true;
+#endif
+  return handler == MPI_ERRORS_ARE_FATAL;
+}
+
 void print_if_fatal(MPI_Errhandler handler, const core::Result &r) {
-  if (handler == MPI_ERRORS_ARE_FATAL || handler == MPI_ERRORS_ABORT)
+  if (is_fatal(handler))
     std::fprintf(stderr, "mpix-st: %s\n", r.message.c_str());
   if (handler != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&handler);
 }
