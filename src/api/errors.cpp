@@ -45,8 +45,6 @@ int core::resource_error_class() {
 
 namespace api {
 
-// A fatal handler aborts before anyone can ask for the message (and MPICH prints no text of its own
-// for dynamic codes), so the message goes to stderr first.
 // MPI_ERRORS_ABORT is MPI-4; an MPI-3.1 library (Open MPI 4, Cray MPICH 8) has only ERRORS_ARE_FATAL.
 static bool is_fatal(MPI_Errhandler handler) {
 #if MPI_VERSION >= 4
@@ -55,6 +53,8 @@ static bool is_fatal(MPI_Errhandler handler) {
   return handler == MPI_ERRORS_ARE_FATAL;
 }
 
+// A fatal handler aborts before anyone can ask for the message (and MPICH prints no text of its own
+// for dynamic codes), so the message goes to stderr first.
 void print_if_fatal(MPI_Errhandler handler, const core::Result &r) {
   if (is_fatal(handler))
     std::fprintf(stderr, "mpix-st: %s\n", r.message.c_str());
