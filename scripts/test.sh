@@ -14,6 +14,7 @@
 # Other settings:
 #   BUILD_DIR=...        the mpich leg's build directory (default build-test); others get a suffix
 #   MPIX_ST_CTEST_J=n    ctest's parallelism (default 1)
+#   MPIX_ST_CMAKE_ARGS   more CMake arguments for every leg (e.g. -DMPIX_ST_CUDA=OFF)
 # GPU tests (ctest label `gpu`) are built by the mpich leg but left out; run them on a GPU machine
 # with: ctest --test-dir build-test -L gpu
 #
@@ -34,7 +35,9 @@ configure_and_build() {
     mpi_args+=(-DMPI_C_COMPILER="$(command -v "mpicc.$mpi")" -DMPI_CXX_COMPILER="$(command -v "mpicxx.$mpi")"
                -DMPIEXEC_EXECUTABLE="$(command -v "mpiexec.$mpi")")
   fi
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${mpi_args[@]}" "$@"
+  local extra=()
+  read -r -a extra <<<"${MPIX_ST_CMAKE_ARGS:-}"
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${mpi_args[@]}" "$@" "${extra[@]}"
   cmake --build "$dir" -j "$(nproc)"
 }
 
