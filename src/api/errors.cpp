@@ -1,5 +1,6 @@
 #include "errors.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -33,11 +34,16 @@ int code_for(const core::Result &r) {
 }
 }  // namespace
 
+namespace {
+std::atomic<int> g_resource_class{MPI_SUCCESS};  // MPI_SUCCESS until created
+}  // namespace
+
 int core::resource_error_class() {
   static const int cls = [] {
     int c = MPI_ERR_OTHER;
     if (PMPI_Add_error_class(&c) == MPI_SUCCESS)
       PMPI_Add_error_string(c, "mpix-st: a library resource is exhausted");
+    g_resource_class = c;
     return c;
   }();
   return cls;
@@ -45,10 +51,18 @@ int core::resource_error_class() {
 
 namespace api {
 
+// MPI_ERRORS_ABORT is MPI-4; an MPI-3.1 library (Open MPI 4, Cray MPICH 8) has only ERRORS_ARE_FATAL.
+static bool is_fatal(MPI_Errhandler handler) {
+#if MPI_VERSION >= 4
+  if (handler == MPI_ERRORS_ABORT) return true;
+#endif
+  return handler == MPI_ERRORS_ARE_FATAL;
+}
+
 // A fatal handler aborts before anyone can ask for the message (and MPICH prints no text of its own
 // for dynamic codes), so the message goes to stderr first.
 void print_if_fatal(MPI_Errhandler handler, const core::Result &r) {
-  if (handler == MPI_ERRORS_ARE_FATAL || handler == MPI_ERRORS_ABORT)
+  if (is_fatal(handler))
     std::fprintf(stderr, "mpix-st: %s\n", r.message.c_str());
   if (handler != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&handler);
 }
@@ -81,6 +95,17 @@ int raise_no_object(const core::Result &r) { return raise_comm(MPI_COMM_SELF, r)
 }  // namespace mpix
 
 extern "C" int MPIX_St_error_class_resource(void) { return mpix::core::resource_error_class(); }
+
+// Every error class is also an error code of that class (MPI-3.1 §8.5), but Open MPI 4 answers
+// MPI_ERR_UNKNOWN for a class made by MPI_Add_error_class: the library's class is answered here.
+extern "C" int MPI_Error_class(int code, int *error_class) {
+  const int resource = mpix::g_resource_class.load();
+  if (error_class && resource != MPI_SUCCESS && code == resource) {
+    *error_class = code;
+    return MPI_SUCCESS;
+  }
+  return PMPI_Error_class(code, error_class);
+}
 
 extern "C" int MPI_Error_string(int code, char *text, int *len) {
   {

@@ -19,9 +19,8 @@ bool handled_here(const RmaRequest &q, MPI_Win win, int *rc) {
   if (!w) return false;
   Result r;
   if (w->access.mode == EpochMode::none && (w->fence_epoch || w->passive_epochs > 0)) {
-    if (!w->pmpi_window_is_stub) return false;
-    r = mpix::core::fail(MPI_ERR_WIN, "fence and lock epochs on a device-memory window need a GPU-aware MPI "
-                                      "(set MPIX_ST_MPI_GPU_AWARE=1 if yours is); use active-target epochs");
+    if (w->pmpi_window_stub.empty()) return false;
+    r = mpix::core::fail(MPI_ERR_WIN, w->pmpi_window_stub);
   } else {
     r = mpix::core::record(*w, q);
   }

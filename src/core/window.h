@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "../gpu/backend.h"
@@ -131,7 +132,10 @@ class Window {
   std::vector<MPI_Request> complete_sends;
   int passive_epochs = 0;    // MPI_Win_lock/lock_all depth (underlying MPI's epochs)
   bool fence_epoch = false;  // an MPI_Win_fence opened an epoch of the underlying MPI
-  bool pmpi_window_is_stub = false;  // device memory the underlying MPI cannot access
+  // Non-empty: the underlying MPI's window is a zero-size stand-in (device memory the MPI cannot
+  // access, or an MPI whose one-sided components cannot create windows here), and this says why RMA
+  // calls in its fence and lock epochs are refused.
+  std::string pmpi_window_stub;
   uint64_t stream_lists = 0;  // work lists enqueued on streams; the last one run stores its number
                               // in the retire slot, so MPI_Win_free knows what is still in flight
                               // (lists captured into graphs are not counted: they run at replays)

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include "../topo/locality.h"
@@ -110,6 +111,61 @@ Result map_peers(Window &w) {
   return r;
 }
 
+// Where the underlying MPI cannot create windows, what to set (appended to the errors below; kept
+// short: Open MPI keeps 255 characters of an error string).
+#ifdef OPEN_MPI
+constexpr const char *kOscHint = "; set OMPI_MCA_osc=sm,pt2pt (Open MPI's osc rdma/ucx cannot run here)";
+#else
+constexpr const char *kOscHint = "";
+#endif
+
+std::string error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  PMPI_Error_string(code, text, &len);
+  return text;
+}
+
+// The underlying MPI's window beside a managed one. The library's own epochs use it only as the
+// handle (error handlers, attributes, and the MPI's fence and lock epochs), so where the MPI's
+// one-sided components cannot create a window over this memory (Open MPI's rdma and ucx in
+// containers; nothing picks pt2pt unless told), the window gets a zero-size stand-in from
+// MPI_Win_allocate_shared instead, which the MPI's shared-memory component makes on one node:
+// active-target epochs then work as usual, and RMA calls in fence and lock epochs are refused with
+// *stub_reason saying what to set. Errors are returned, not raised: the caller raises them.
+Result create_underlying(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win,
+                         std::string *stub_reason) {
+  MPI_Errhandler user = MPI_ERRHANDLER_NULL;
+  PMPI_Comm_get_errhandler(comm, &user);
+  PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int ranks = 0, created = 0;
+  PMPI_Comm_size(comm, &ranks);
+  const int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
+  const int mine = rc == MPI_SUCCESS ? 1 : 0;
+  PMPI_Allreduce(&mine, &created, 1, MPI_INT, MPI_SUM, comm);
+  Result r;
+  if (created > 0 && created < ranks) {
+    r = fail(MPI_ERR_WIN, std::string("the underlying MPI_Win_create failed on ") + std::to_string(ranks - created) +
+                              " of " + std::to_string(ranks) + " ranks" + (mine ? "" : ": " + error_text(rc)) + kOscHint);
+  } else if (created == 0) {
+    void *unused = nullptr;
+    const int fallback_rc = PMPI_Win_allocate_shared(0, disp_unit, MPI_INFO_NULL, comm, &unused, win);
+    const int fallback_ok = fallback_rc == MPI_SUCCESS ? 1 : 0;
+    int all_ok = 0;
+    PMPI_Allreduce(&fallback_ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+    if (all_ok) {
+      *stub_reason = std::string("RMA in fence and lock epochs needs the MPI's own window, which it could not "
+                                 "create here (only a zero-size stand-in; active-target epochs work)") +
+                     kOscHint;
+    } else {
+      r = fail(MPI_ERR_WIN, "the underlying MPI_Win_create failed: " + error_text(rc) + kOscHint);
+    }
+  }
+  PMPI_Comm_set_errhandler(comm, user);
+  if (user != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&user);
+  return r;
+}
+
 }  // namespace
 
 Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, bool memory_owned,
@@ -124,9 +180,17 @@ Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
   // The underlying MPI gets a zero-size stand-in for device memory it cannot touch, managed or not
   // (MPICH over UCX without GPU support hangs at finalize on device memory it registered).
   const bool stub = device_memory && std::strcmp(be.name(), "host") != 0 && !config().mpi_gpu_aware;
-  int rc = PMPI_Win_create(stub ? nullptr : base, stub ? 0 : size, disp_unit, info, comm, win);
-  if (rc != MPI_SUCCESS) return fail(rc, "the underlying MPI_Win_create failed");
-  if (!managed) return ok();
+  if (!managed) {
+    int rc = PMPI_Win_create(stub ? nullptr : base, stub ? 0 : size, disp_unit, info, comm, win);
+    if (rc != MPI_SUCCESS) return fail(rc, "the underlying MPI_Win_create failed: " + error_text(rc) + kOscHint);
+    return ok();
+  }
+  std::string stub_reason;
+  if (stub)
+    stub_reason = "fence and lock epochs on a device-memory window need a GPU-aware MPI (set MPIX_ST_MPI_GPU_AWARE=1 "
+                  "if yours is); use active-target epochs";
+  if (Result r = create_underlying(stub ? nullptr : base, stub ? 0 : size, disp_unit, info, comm, win, &stub_reason))
+    return r;
 
   auto w = std::make_unique<Window>();
   w->handle = *win;
@@ -136,7 +200,7 @@ Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
   w->disp_unit = disp_unit;
   w->memory_owned = memory_owned;
   w->mirror_requested = staged::mirror_requested(info);
-  w->pmpi_window_is_stub = stub;
+  w->pmpi_window_stub = std::move(stub_reason);
   PMPI_Comm_dup(comm, &w->comm);
   PMPI_Comm_group(comm, &w->group);
   PMPI_Comm_rank(comm, &w->rank);

@@ -402,6 +402,42 @@ inline void free_window(TestWin &w) {
   w.base = nullptr;
 }
 
+// Whether the underlying MPI creates windows here: an unmanaged window (info mpix_st=false) goes
+// straight to it. Where it cannot (Open MPI's one-sided components may not run in a container, or
+// with OMPI_MCA_osc=sm), the library's windows get a zero-size stand-in from the MPI, and RMA calls
+// in fence and lock epochs on them are refused: expect_stand_in_refusal checks that. Collective.
+inline bool mpi_creates_windows() {
+  static int creates = -1;
+  if (creates < 0) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpix_st", "false");
+    char bytes[64];
+    MPI_Win win = MPI_WIN_NULL;
+    const int rc = MPI_Win_create(bytes, sizeof bytes, 1, info, MPI_COMM_WORLD, &win);
+    MPI_Info_free(&info);
+    if (rc == MPI_SUCCESS) MPI_Win_free(&win);
+    int mine = rc == MPI_SUCCESS ? 1 : 0;
+    MPI_Allreduce(&mine, &creates, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!creates)
+      note("this MPI cannot create windows here (%s): the library's windows have a zero-size stand-in, "
+           "fence and lock epochs are checked to refuse RMA", error_string(rc).c_str());
+  }
+  return creates;
+}
+
+// A put in a fence epoch on a window whose underlying MPI window is a stand-in: refused, saying why.
+inline void expect_stand_in_refusal(TestWin &w, const void *src, int target) {
+  MT_OK(MPI_Win_fence(MPI_MODE_NOPRECEDE, w.win));
+  const std::string msg =
+      MT_EXPECT_ERROR(MPI_Put(src, 8, MPI_BYTE, target, 0, 8, MPI_BYTE, w.win), MPI_ERR_WIN);
+  MT_CHECKF(contains(msg, "stand-in"), "the refusal should say the MPI's window is a stand-in: %s", msg.c_str());
+#ifdef OPEN_MPI
+  MT_CHECKF(contains(msg, "OMPI_MCA_osc"), "the refusal should name OMPI_MCA_osc: %s", msg.c_str());
+#endif
+  MT_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, w.win));
+}
+
 // ---- epochs in either mode --------------------------------------------------------------------
 
 enum class Mode { stream, host };
