@@ -183,12 +183,14 @@ Result start(Window &w, MPI_Group group, int assert_bits) {
   a.assert_bits = assert_bits;
   a.in_group.assign(w.size, 0);
   a.via_fabric.assign(w.size, 0);
+  a.fabric_ranges.assign(w.size, 0);
   for (int t : targets) {
     a.in_group[t] = 1;
     a.via_fabric[t] = w.completes_via_fabric(t);
   }
   a.targets = std::move(targets);
   a.ops.clear();
+  a.remote_ops.clear();
   return ok();
 }
 

@@ -109,6 +109,7 @@ Result record(Window &w, const RmaRequest &q) {
       return fail(MPI_ERR_RMA_RANGE, who + ": the target offset " + std::to_string(offset) +
                                          " is not aligned to the element size, as the network's atomics require");
     w.access.remote_ops.push_back(op);
+    if (kind != RemoteKind::get) ++w.access.fabric_ranges[q.target_rank];
     w.access.via_fabric[q.target_rank] = 1;
     return ok();
   }

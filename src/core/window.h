@@ -50,6 +50,9 @@ struct AccessEpoch {
   std::vector<work::Item> ops;   // recorded puts, gets, accumulates (addresses already resolved)
   std::vector<RemoteOp> remote_ops;
   std::vector<uint8_t> via_fabric;  // by window rank: this epoch reaches it through the fabric
+  // By window rank: puts and accumulates in remote_ops to it (each takes a range of a staged
+  // target's block), so checking the per-target limit costs O(1) per operation.
+  std::vector<uint32_t> fabric_ranges;
 };
 
 struct ExposureEpoch {
