@@ -73,6 +73,9 @@ Result record(Window &w, const RmaRequest &q) {
     it.kind = work::kCopy;
   }
   if (bytes == 0) return ok();
+  if (!q.origin)
+    return fail(MPI_ERR_BUFFER, who + ": the origin buffer is NULL (" + std::to_string(bytes) + " bytes to " +
+                                    (q.kind == RmaKind::get ? "receive)" : "send)"));
 
   const Peer &peer = w.peers[q.target_rank];
   if (q.target_disp < 0) return fail(MPI_ERR_DISP, who + ": negative target displacement");
