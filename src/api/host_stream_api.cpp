@@ -58,7 +58,11 @@ int MPIX_Host_stream_synchronize(MPIX_Host_stream stream) {
   if (Result r = check_host_stream(stream, "MPIX_Host_stream_synchronize")) return mpix::api::raise_no_object(r);
   int status = stream->stream.synchronize();
   if (status == mpix::gpu::kOk) return MPI_SUCCESS;
-  mpix::core::Result r = mpix::core::take_watchdog_error();
+  // The report of a timeout on this stream, unless a call on its window (or MPIX_St_check) took it.
+  mpix::core::Result r = mpix::core::take_watchdog_error(0, stream);
+  if (!r && status == mpix::gpu::kErrTimeout)
+    r = fail(MPI_ERR_OTHER, "a stream wait timed out (watchdog); its report was raised already by a call on its "
+                            "window or MPIX_St_check");
   if (!r) r = fail(MPI_ERR_OTHER, "a stream operation failed: " + mpix::gpu::host_backend().last_error());
   return mpix::api::raise_no_object(r);
 }

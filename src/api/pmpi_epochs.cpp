@@ -25,7 +25,7 @@ Window *enter(MPI_Win win, const char *call, Result *r) {
   Window *w = nullptr;
   if ((*r = mpix::api::mpi_state(call))) return nullptr;
   if ((*r = mpix::api::managed_window(win, &w))) return nullptr;
-  if ((*r = mpix::api::pending_errors())) return nullptr;
+  if ((*r = mpix::api::pending_errors(*w))) return nullptr;
   return w;
 }
 
@@ -95,6 +95,19 @@ int MPIX_Win_wait_stream(MPI_Win win, void *stream) {
     if (Result r = check_stream(stream)) return r;
     return mpix::core::wait(w, stream, true);
   });
+}
+
+int MPIX_St_check(MPI_Win win) {
+  if (Result r = mpix::api::mpi_state("MPIX_St_check")) return mpix::api::raise_no_object(r);
+  if (win == MPI_WIN_NULL) {
+    Result r = mpix::api::backend_error();
+    if (!r) r = mpix::core::take_watchdog_error(0, nullptr);
+    return mpix::api::raise_no_object(r);
+  }
+  Window *w = nullptr;
+  Result r = mpix::api::managed_window(win, &w);
+  if (!r) r = mpix::api::pending_errors(*w);
+  return mpix::api::raise_win(win, r);
 }
 
 int MPI_Win_start(MPI_Group group, int assert_bits, MPI_Win win) {

@@ -38,9 +38,9 @@ core::Result backend_error() {
   return core::ok();
 }
 
-core::Result pending_errors() {
+core::Result pending_errors(const core::Window &w) {
   if (core::Result r = backend_error()) return r;
-  return core::take_watchdog_error();
+  return core::take_watchdog_error(w.id, nullptr);
 }
 
 }  // namespace mpix::api

@@ -15,9 +15,10 @@ core::Result mpi_state(const char *call);
 core::Result usable_handle(MPI_Win win);
 // The managed window behind `win`, or an MPI_ERR_WIN result saying why there is none.
 core::Result managed_window(MPI_Win win, core::Window **out);
-// Errors that surface asynchronously (backend selection, watchdog) as a result, checked on entry
-// of local calls.
-core::Result pending_errors();
+// Errors that surface asynchronously as a result, checked on entry of a window's epoch calls:
+// backend selection, and watchdog reports of stream work of this window (a timeout belongs to the
+// window whose epoch it ended, not to whichever call comes next).
+core::Result pending_errors(const core::Window &w);
 // The part every rank shares (backend selection): collective calls check only this, so no rank
 // leaves a collective call early over an error of its own.
 core::Result backend_error();

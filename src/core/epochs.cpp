@@ -266,15 +266,18 @@ Result drain_notifications(Window &w) {
   return ok();
 }
 
-Result take_watchdog_error() {
+Result take_watchdog_error(uint32_t window_id, const void *stream) {
   gpu::WatchdogReport rep;
-  if (!gpu::backend().take_watchdog_report(&rep)) return ok();
+  if (!gpu::backend().take_watchdog_report(&rep, window_id, stream)) return ok();
   return fail(MPI_ERR_OTHER, "watchdog: a stream wait on window " + std::to_string(rep.window_id) + " gave up after " +
                                  std::to_string(config().watchdog_ns / 1000000) + " ms waiting for " +
                                  (rep.reason == work::kWaitPost ? "post" : "complete") + " #" +
                                  std::to_string(rep.expected) + " from window rank " + std::to_string(rep.peer) +
                                  " (the flag holds " + std::to_string(rep.observed) +
-                                 "); its epoch's data and signals were skipped");
+                                 "); its epoch's data and signals were skipped" +
+                                 (rep.more ? " (and " + std::to_string(rep.more) +
+                                                 " later epochs of the window timed out too)"
+                                           : ""));
 }
 
 }  // namespace mpix::core
