@@ -121,6 +121,7 @@ void before_init() {
   EXPECT(MPIX_Win_complete_stream(MPI_WIN_NULL, s), MPI_ERR_OTHER, when);
   EXPECT(MPIX_Win_wait_stream(MPI_WIN_NULL, s), MPI_ERR_OTHER, when);
   EXPECT(MPI_Win_start(MPI_GROUP_EMPTY, MPIX_MODE_STREAM, MPI_WIN_NULL), MPI_ERR_OTHER, when);
+  EXPECT(MPIX_St_check(MPI_WIN_NULL), MPI_ERR_OTHER, when);
   char buf[64];
   MPI_Win win = MPI_WIN_NULL;
   EXPECT(MPI_Win_create(buf, 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win), MPI_ERR_OTHER, when);
@@ -143,6 +144,8 @@ void after_finalize(MPI_Win win, void *stream, int resource_class) {
   // Calls on a managed window freed before MPI_Finalize, and on MPI_WIN_NULL.
   EXPECT(MPIX_Win_post_stream(MPI_GROUP_EMPTY, MPI_WIN_NULL, s), MPI_ERR_OTHER, when);
   EXPECT(MPI_Win_fence(0, win), MPI_ERR_OTHER, when);
+  EXPECT(MPIX_St_check(win), MPI_ERR_OTHER, when);
+  EXPECT(MPIX_St_check(MPI_WIN_NULL), MPI_ERR_OTHER, when);
   EXPECT(MPI_Win_lock_all(0, win), MPI_ERR_OTHER, when);
   EXPECT(MPIX_Win_post_stream(MPI_GROUP_EMPTY, win, s), MPI_ERR_OTHER, when);
   EXPECT(MPIX_Win_complete_stream(win, s), MPI_ERR_OTHER, when);

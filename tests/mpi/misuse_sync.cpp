@@ -33,6 +33,12 @@ void null_window(void *s) {
   MPI_Win null = MPI_WIN_NULL;
   MU_ERROR(MPI_Win_free(&null), MPI_ERR_WIN, why);
   MU_ERROR(MPI_Win_free(nullptr), MPI_ERR_ARG, "win is NULL");
+  MT_OK(MPIX_St_check(MPI_WIN_NULL));  // nothing pending
+  // A window the library does not manage.
+  TestWin plain = make_window(WinKind::allocate, 64, 1, MPI_COMM_WORLD, 0, {{"mpix_st", "false"}});
+  MU_ERROR(MPIX_St_check(plain.win), MPI_ERR_WIN, "not managed");
+  MU_ERROR(MPIX_Win_post_stream(self, plain.win, s), MPI_ERR_WIN, "not managed");
+  free_window(plain);
 }
 
 // Every call on a handle freed before: managed windows of each kind, and one the library does not
@@ -59,6 +65,7 @@ void freed_window(WinKind kind, bool managed, void *s) {
     MU_ERROR(MPI_Win_wait(stale), MPI_ERR_WIN, why);
     MU_ERROR(MPI_Win_fence(0, stale), MPI_ERR_WIN, why);
     MU_ERROR(MPI_Win_lock_all(0, stale), MPI_ERR_WIN, why);
+    MU_ERROR(MPIX_St_check(stale), MPI_ERR_WIN, why);
   }
   MU_ERROR(MPI_Win_post(self, 0, stale), MPI_ERR_WIN, why);
   MU_ERROR(MPI_Win_start(self, 0, stale), MPI_ERR_WIN, why);
