@@ -4,6 +4,11 @@
 // runs at MPI_Win_complete, and post/complete notifications are zero-byte messages.
 #include "epochs.h"
 
+#include <signal.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <chrono>
 #include <thread>
 
@@ -266,6 +271,28 @@ Result drain_notifications(Window &w) {
   return ok();
 }
 
+// For a report: whether the peer waited for is a process on this host that no longer runs.
+std::string peer_state(uint32_t window_id, int peer) {
+  const Window *w = find_window_by_id(window_id);
+  if (!w || peer < 0 || peer >= w->size || peer == w->rank || !w->peers[peer].node_local) return "";
+  const Peer &p = w->peers[peer];
+  if (p.pid <= 0) return "";
+  bool gone = kill(p.pid, 0) != 0 && errno == ESRCH;
+  if (!gone) {  // a zombie (dead, not yet reaped by its parent) is gone too
+    char path[64], stat[256] = {};
+    std::snprintf(path, sizeof path, "/proc/%d/stat", p.pid);
+    if (FILE *f = std::fopen(path, "r")) {
+      const size_t n = std::fread(stat, 1, sizeof stat - 1, f);
+      std::fclose(f);
+      const char *close_paren = std::strrchr(stat, ')');
+      gone = n > 0 && close_paren && (close_paren[2] == 'Z' || close_paren[2] == 'X');
+    }
+  }
+  if (!gone) return "";
+  return "; window rank " + std::to_string(peer) + " (world rank " + std::to_string(p.world_rank) + ", pid " +
+         std::to_string(p.pid) + ") is no longer running";
+}
+
 Result take_watchdog_error(uint32_t window_id, const void *stream) {
   gpu::WatchdogReport rep;
   if (!gpu::backend().take_watchdog_report(&rep, window_id, stream)) return ok();
@@ -274,7 +301,7 @@ Result take_watchdog_error(uint32_t window_id, const void *stream) {
                                  (rep.reason == work::kWaitPost ? "post" : "complete") + " #" +
                                  std::to_string(rep.expected) + " from window rank " + std::to_string(rep.peer) +
                                  " (the flag holds " + std::to_string(rep.observed) +
-                                 "); its epoch's data and signals were skipped" +
+                                 "); its epoch's data and signals were skipped" + peer_state(rep.window_id, rep.peer) +
                                  (rep.more ? " (and " + std::to_string(rep.more) +
                                                  " later epochs of the window timed out too)"
                                            : ""));

@@ -107,6 +107,9 @@ Result map_peers(Window &w) {
   if (!w.remote) remote::release_registrations(&fabric_reg);
   int mine_ok = r ? 0 : 1, all_ok = 0;
   PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, w.comm);
+  // Every peer has mapped what it needed: names of shared memory can go (see exported_region_mapped).
+  if (w.bytes > 0) be.exported_region_mapped(w.base);
+  be.exported_region_mapped(w.flags);
   if (!r && !all_ok) r = fail(MPI_ERR_WIN, "another rank could not set up its peers' window memory");
   return r;
 }

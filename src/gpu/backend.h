@@ -103,6 +103,10 @@ class Backend {
   // `owner_pid`: the process that exported the region.
   virtual int import_region(const RegionHandle &handle, int owner_pid, MappedRegion *out) = 0;
   virtual void release_region(MappedRegion *region) = 0;
+  // Every peer has imported the region exported from `ptr` (or failed to): the backend may drop
+  // what let them find it. The host backend unlinks the shared-memory name, so a process killed
+  // later leaves nothing behind in /dev/shm; exporting that memory again reaches it by copying.
+  virtual void exported_region_mapped([[maybe_unused]] void *ptr) {}
 
   // Enqueue a work list on `stream` as one stream operation (more only when it exceeds one launch).
   virtual int enqueue(void *stream, const WorkList &list) = 0;

@@ -107,6 +107,8 @@ class HostBackend final : public Backend {
     return kOk;
   }
 
+  void exported_region_mapped(void *ptr) override { shm::unlink_name(ptr); }
+
   void release_region(MappedRegion *r) override {
     if (auto *m = static_cast<ShmMapping *>(r->cookie)) {
       shm::unmap(m->base, m->bytes);
