@@ -36,6 +36,12 @@ int MPIX_Win_post_stream(MPI_Group group, MPI_Win win, void *stream);
 int MPIX_Win_complete_stream(MPI_Win win, void *stream);
 int MPIX_Win_wait_stream(MPI_Win win, void *stream);
 
+/* Raises a pending watchdog report (MPIX_ST_WATCHDOG_MS) of stream work on `win` through the
+ * window's error handler, or of any window (freed ones included) through MPI_COMM_SELF's when
+ * `win` is MPI_WIN_NULL; MPI_SUCCESS when none is pending. Reports otherwise come out of the
+ * window's next epoch call or, on the host backend, the synchronisation of the stream. */
+int MPIX_St_check(MPI_Win win);
+
 /* ---- Host backend streams (in-order worker threads) ------------------------------------------ */
 typedef struct mpix_host_stream *MPIX_Host_stream;
 int MPIX_Host_stream_create(MPIX_Host_stream *stream);

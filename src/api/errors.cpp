@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "../core/window.h"
 #include "mpix/mpix_st.h"
 
 namespace mpix {
@@ -39,13 +40,21 @@ std::atomic<int> g_resource_class{MPI_SUCCESS};  // MPI_SUCCESS until created
 }  // namespace
 
 int core::resource_error_class() {
-  static const int cls = [] {
-    int c = MPI_ERR_OTHER;
-    if (PMPI_Add_error_class(&c) == MPI_SUCCESS)
-      PMPI_Add_error_string(c, "mpix-st: a library resource is exhausted");
-    g_resource_class = c;
-    return c;
-  }();
+  // Created once MPI runs; asked before MPI_Init or after MPI_Finalize without one, the answer is
+  // MPI_ERR_OTHER, and the class is still created by a later call.
+  static std::mutex mu;
+  static int cls = MPI_SUCCESS;
+  std::lock_guard<std::mutex> lock(mu);
+  if (cls != MPI_SUCCESS) return cls;
+  int initialized = 0, finalized = 0;
+  PMPI_Initialized(&initialized);
+  PMPI_Finalized(&finalized);
+  if (!initialized || finalized) return MPI_ERR_OTHER;
+  int c = MPI_ERR_OTHER;
+  if (PMPI_Add_error_class(&c) != MPI_SUCCESS) return MPI_ERR_OTHER;
+  PMPI_Add_error_string(c, "mpix-st: a library resource is exhausted");
+  cls = c;
+  g_resource_class = c;
   return cls;
 }
 
@@ -67,9 +76,22 @@ void print_if_fatal(MPI_Errhandler handler, const core::Result &r) {
   if (handler != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&handler);
 }
 
+// Before MPI_Init and after MPI_Finalize no error handler can be called (nor an error code
+// added): the message goes to stderr and the call returns the error class itself.
+bool outside_mpi(const core::Result &r) {
+  int initialized = 0, finalized = 0;
+  PMPI_Initialized(&initialized);
+  PMPI_Finalized(&finalized);
+  if (initialized && !finalized) return false;
+  std::fprintf(stderr, "mpix-st: %s\n", r.message.c_str());
+  return true;
+}
+
 int raise_win(MPI_Win win, const core::Result &r) {
   if (!r) return MPI_SUCCESS;
-  if (win == MPI_WIN_NULL) return raise_no_object(r);
+  if (outside_mpi(r)) return r.mpi_class;
+  // A stale handle has no error handler left to call.
+  if (win == MPI_WIN_NULL || core::window_was_freed(win)) return raise_no_object(r);
   int code = code_for(r);
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
   PMPI_Win_get_errhandler(win, &handler);
@@ -80,6 +102,7 @@ int raise_win(MPI_Win win, const core::Result &r) {
 
 int raise_comm(MPI_Comm comm, const core::Result &r) {
   if (!r) return MPI_SUCCESS;
+  if (outside_mpi(r)) return r.mpi_class;
   if (comm == MPI_COMM_NULL) comm = MPI_COMM_SELF;
   int code = code_for(r);
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;

@@ -1,13 +1,37 @@
 // Public host-backend streams and introspection.
+#include <mutex>
 #include <new>
+#include <string>
+#include <unordered_set>
 
 #include "../core/epochs.h"
 #include "../gpu/backend.h"
 #include "../gpu/host/host_stream.h"
 #include "errors.h"
+#include "host_streams.h"
 #include "mpix/mpix_st.h"
 
 using mpix::core::fail;
+using mpix::core::Result;
+
+namespace {
+std::mutex g_streams_mu;
+std::unordered_set<const void *> g_streams;
+
+// NULL, or a pointer that is not a live stream of MPIX_Host_stream_create.
+Result check_host_stream(const void *stream, const char *call) {
+  if (!stream) return fail(MPI_ERR_ARG, std::string(call) + ": stream is NULL");
+  if (!mpix::api::is_live_host_stream(stream))
+    return fail(MPI_ERR_ARG, std::string(call) +
+                                 ": not a stream of MPIX_Host_stream_create (destroyed already, or never created)");
+  return mpix::core::ok();
+}
+}  // namespace
+
+bool mpix::api::is_live_host_stream(const void *stream) {
+  std::lock_guard<std::mutex> lock(g_streams_mu);
+  return g_streams.count(stream) != 0;
+}
 
 extern "C" {
 
@@ -15,12 +39,14 @@ int MPIX_Host_stream_create(MPIX_Host_stream *stream) {
   if (!stream) return mpix::api::raise_no_object(fail(MPI_ERR_ARG, "MPIX_Host_stream_create: stream is NULL"));
   *stream = new (std::nothrow) mpix_host_stream;
   if (!*stream) return mpix::api::raise_no_object(fail(MPI_ERR_NO_MEM, "MPIX_Host_stream_create: out of memory"));
+  std::lock_guard<std::mutex> lock(g_streams_mu);
+  g_streams.insert(*stream);
   return MPI_SUCCESS;
 }
 
 int MPIX_Host_stream_enqueue(MPIX_Host_stream stream, void (*fn)(void *), void *arg) {
-  if (!stream || !fn)
-    return mpix::api::raise_no_object(fail(MPI_ERR_ARG, "MPIX_Host_stream_enqueue: stream or function is NULL"));
+  if (Result r = check_host_stream(stream, "MPIX_Host_stream_enqueue")) return mpix::api::raise_no_object(r);
+  if (!fn) return mpix::api::raise_no_object(fail(MPI_ERR_ARG, "MPIX_Host_stream_enqueue: function is NULL"));
   stream->stream.enqueue([fn, arg] {
     fn(arg);
     return 0;
@@ -29,19 +55,27 @@ int MPIX_Host_stream_enqueue(MPIX_Host_stream stream, void (*fn)(void *), void *
 }
 
 int MPIX_Host_stream_synchronize(MPIX_Host_stream stream) {
-  if (!stream) return mpix::api::raise_no_object(fail(MPI_ERR_ARG, "MPIX_Host_stream_synchronize: stream is NULL"));
+  if (Result r = check_host_stream(stream, "MPIX_Host_stream_synchronize")) return mpix::api::raise_no_object(r);
   if (stream->stream.capturing())
     return mpix::api::raise_no_object(
         fail(MPI_ERR_OTHER, "MPIX_Host_stream_synchronize: the stream is being captured (end the capture first)"));
   int status = stream->stream.synchronize();
   if (status == mpix::gpu::kOk) return MPI_SUCCESS;
-  mpix::core::Result r = mpix::core::take_watchdog_error();
+  // The report of a timeout on this stream, unless a call on its window (or MPIX_St_check) took it.
+  mpix::core::Result r = mpix::core::take_watchdog_error(0, stream);
+  if (!r && status == mpix::gpu::kErrTimeout)
+    r = fail(MPI_ERR_OTHER, "a stream wait timed out (watchdog); its report was raised already by a call on its "
+                            "window or MPIX_St_check");
   if (!r) r = fail(MPI_ERR_OTHER, "a stream operation failed: " + mpix::gpu::host_backend().last_error());
   return mpix::api::raise_no_object(r);
 }
 
 int MPIX_Host_stream_destroy(MPIX_Host_stream stream) {
-  if (!stream) return mpix::api::raise_no_object(fail(MPI_ERR_ARG, "MPIX_Host_stream_destroy: stream is NULL"));
+  if (Result r = check_host_stream(stream, "MPIX_Host_stream_destroy")) return mpix::api::raise_no_object(r);
+  {
+    std::lock_guard<std::mutex> lock(g_streams_mu);
+    g_streams.erase(stream);
+  }
   delete stream;  // drains the queue first
   return MPI_SUCCESS;
 }

@@ -4,6 +4,7 @@
 
 #include "../core/rma_ops.h"
 #include "errors.h"
+#include "window_lookup.h"
 
 using mpix::core::EpochMode;
 using mpix::core::Result;
@@ -15,8 +16,20 @@ namespace {
 
 // Returns true when the call belongs to the underlying MPI; otherwise *rc is the result.
 bool handled_here(const RmaRequest &q, MPI_Win win, int *rc) {
+  if (Result r = mpix::api::mpi_state(q.kind == RmaKind::put   ? "MPI_Put"
+                                      : q.kind == RmaKind::get ? "MPI_Get"
+                                                               : "MPI_Accumulate")) {
+    *rc = mpix::api::raise_no_object(r);
+    return true;
+  }
   Window *w = mpix::core::find_window(win);
-  if (!w) return false;
+  if (!w) {
+    // MPI_WIN_NULL and freed handles (which the MPI may not notice) are refused here.
+    Result r = mpix::api::usable_handle(win);
+    if (!r) return false;
+    *rc = mpix::api::raise_no_object(r);
+    return true;
+  }
   Result r;
   if (w->access.mode == EpochMode::none && (w->fence_epoch || w->passive_epochs > 0)) {
     if (w->pmpi_window_stub.empty()) return false;

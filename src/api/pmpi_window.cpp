@@ -31,6 +31,7 @@ bool info_equals(MPI_Info info, const char *key, const char *want) {
 extern "C" {
 
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+  if (Result r = mpix::api::mpi_state("MPI_Win_create")) return mpix::api::raise_comm(comm, r);
   if (Result r = mpix::api::backend_error()) return mpix::api::raise_comm(comm, r);
   return mpix::api::raise_comm(comm, mpix::core::create_window(base, size, disp_unit, info, comm, false, win));
 }
@@ -38,16 +39,25 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 // Host backend: window memory is shared memory node-local peers map. GPU backends: device memory
 // when info mpix_st_memory=device, else the underlying MPI allocates (host memory, not managed).
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+  if (Result r = mpix::api::mpi_state("MPI_Win_allocate")) return mpix::api::raise_comm(comm, r);
   if (Result r = mpix::api::backend_error()) return mpix::api::raise_comm(comm, r);
+  if (comm == MPI_COMM_NULL)
+    return mpix::api::raise_comm(comm, mpix::core::fail(MPI_ERR_COMM, "the communicator is MPI_COMM_NULL"));
   mpix::gpu::Backend &be = mpix::gpu::backend();
   const bool host = std::strcmp(be.name(), "host") == 0;
   // Every rank must take the same path: one underlying MPI_Win_allocate, or library memory under
-  // one underlying MPI_Win_create.
-  int mine = !info_equals(info, "mpix_st", "false") && (host || info_equals(info, "mpix_st_memory", "device"));
-  int library_memory = 0;
-  PMPI_Allreduce(&mine, &library_memory, 1, MPI_INT, MPI_LAND, comm);
-  if (!library_memory) return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-  if (size < 0) return mpix::api::raise_comm(comm, mpix::core::fail(MPI_ERR_SIZE, "window size is negative"));
+  // one underlying MPI_Win_create; and arguments wrong on one rank fail the call on every rank.
+  Result args = mpix::core::check_window_arguments(nullptr, size, disp_unit, info, win, false);
+  if (!args && !baseptr) args = mpix::core::fail(MPI_ERR_ARG, "MPI_Win_allocate: baseptr is NULL");
+  int library_memory =
+      !info_equals(info, "mpix_st", "false") && (host || info_equals(info, "mpix_st_memory", "device"));
+  if (!mpix::core::agree_on_arguments(&args, &library_memory, comm, "MPI_Win_allocate"))
+    return mpix::api::raise_comm(comm, args);
+  if (!library_memory) {
+    int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+    if (rc == MPI_SUCCESS) mpix::core::note_window_created(*win);
+    return rc;
+  }
   void *mem = nullptr;
   if (be.allocate_window_memory(static_cast<size_t>(size), &mem))
     return mpix::api::raise_comm(comm, mpix::core::fail(MPI_ERR_NO_MEM, "window allocation: " + be.last_error()));
@@ -64,9 +74,24 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   return MPI_SUCCESS;
 }
 
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+  int rc = PMPI_Win_create_dynamic(info, comm, win);
+  if (rc == MPI_SUCCESS) mpix::core::note_window_created(*win);
+  return rc;
+}
+
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+  int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
+  if (rc == MPI_SUCCESS) mpix::core::note_window_created(*win);
+  return rc;
+}
+
 int MPI_Win_free(MPI_Win *win) {
   if (!win) return mpix::api::raise_no_object(mpix::core::fail(MPI_ERR_ARG, "MPI_Win_free: win is NULL"));
+  if (Result r = mpix::api::mpi_state("MPI_Win_free")) return mpix::api::raise_no_object(r);
+  if (Result r = mpix::api::usable_handle(*win)) return mpix::api::raise_no_object(r);
   if (!mpix::core::find_window(*win)) {
+    const MPI_Win handle = *win;
     void *mem = nullptr;
     {
       std::lock_guard<std::mutex> lock(g_mu);
@@ -78,17 +103,22 @@ int MPI_Win_free(MPI_Win *win) {
     }
     int rc = PMPI_Win_free(win);
     if (mem) mpix::gpu::backend().free_window_memory(mem);
+    if (rc == MPI_SUCCESS) mpix::core::note_window_freed(handle);
     return rc;
   }
   MPI_Win handle = *win;
   bool owned = false;
   void *base = nullptr;
   if (Result r = mpix::core::free_window(win, &owned, &base)) return mpix::api::raise_win(handle, r);
+  mpix::core::note_window_freed(handle);
   if (owned) mpix::gpu::backend().free_window_memory(base);
   return MPI_SUCCESS;
 }
 
 int MPI_Win_fence(int assert_bits, MPI_Win win) {
+  if (Result r = mpix::api::mpi_state("MPI_Win_fence")) return mpix::api::raise_no_object(r);
+  if (mpix::core::window_was_freed(win))
+    return mpix::api::raise_no_object(mpix::api::usable_handle(win));
   if (Window *w = mpix::core::find_window(win)) {
     if (w->access.mode != mpix::core::EpochMode::none || w->exposure.mode != mpix::core::EpochMode::none)
       return mpix::api::raise_win(win, mpix::core::fail(MPI_ERR_RMA_SYNC, "MPI_Win_fence inside an active-target epoch"));
@@ -98,24 +128,32 @@ int MPI_Win_fence(int assert_bits, MPI_Win win) {
 }
 
 int MPI_Win_lock(int lock_type, int rank, int assert_bits, MPI_Win win) {
+  if (Result r = mpix::api::mpi_state("MPI_Win_lock")) return mpix::api::raise_no_object(r);
+  if (mpix::core::window_was_freed(win)) return mpix::api::raise_no_object(mpix::api::usable_handle(win));
   int rc = PMPI_Win_lock(lock_type, rank, assert_bits, win);
   if (Window *w = mpix::core::find_window(win); w && rc == MPI_SUCCESS) ++w->passive_epochs;
   return rc;
 }
 
 int MPI_Win_unlock(int rank, MPI_Win win) {
+  if (Result r = mpix::api::mpi_state("MPI_Win_unlock")) return mpix::api::raise_no_object(r);
+  if (mpix::core::window_was_freed(win)) return mpix::api::raise_no_object(mpix::api::usable_handle(win));
   int rc = PMPI_Win_unlock(rank, win);
   if (Window *w = mpix::core::find_window(win); w && rc == MPI_SUCCESS && w->passive_epochs > 0) --w->passive_epochs;
   return rc;
 }
 
 int MPI_Win_lock_all(int assert_bits, MPI_Win win) {
+  if (Result r = mpix::api::mpi_state("MPI_Win_lock_all")) return mpix::api::raise_no_object(r);
+  if (mpix::core::window_was_freed(win)) return mpix::api::raise_no_object(mpix::api::usable_handle(win));
   int rc = PMPI_Win_lock_all(assert_bits, win);
   if (Window *w = mpix::core::find_window(win); w && rc == MPI_SUCCESS) ++w->passive_epochs;
   return rc;
 }
 
 int MPI_Win_unlock_all(MPI_Win win) {
+  if (Result r = mpix::api::mpi_state("MPI_Win_unlock_all")) return mpix::api::raise_no_object(r);
+  if (mpix::core::window_was_freed(win)) return mpix::api::raise_no_object(mpix::api::usable_handle(win));
   int rc = PMPI_Win_unlock_all(win);
   if (Window *w = mpix::core::find_window(win); w && rc == MPI_SUCCESS && w->passive_epochs > 0) --w->passive_epochs;
   return rc;

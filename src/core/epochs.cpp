@@ -4,6 +4,11 @@
 // runs at MPI_Win_complete, and post/complete notifications are zero-byte messages.
 #include "epochs.h"
 
+#include <signal.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <chrono>
 #include <thread>
 
@@ -51,10 +56,19 @@ Result translate_group(const Window &w, MPI_Group group, std::vector<int> *ranks
   std::vector<int> in(n);
   for (int i = 0; i < n; ++i) in[i] = i;
   ranks->resize(n);
-  if (n > 0) PMPI_Group_translate_ranks(group, n, in.data(), w.group, ranks->data());
+  if (n > 0 && PMPI_Group_translate_ranks(group, n, in.data(), w.group, ranks->data()) != MPI_SUCCESS)
+    return fail(MPI_ERR_GROUP, "invalid group");
+  // An MPI may build a group that names a process twice (MPICH 4.0's MPI_Group_incl does not check):
+  // its epoch would count that peer's signals twice.
+  std::vector<int> member_of(w.size, -1);
   for (int i = 0; i < n; ++i) {
     if ((*ranks)[i] == MPI_UNDEFINED)
       return fail(MPI_ERR_GROUP, "group member " + std::to_string(i) + " is not in the window's communicator");
+    int &first = member_of[(*ranks)[i]];
+    if (first >= 0)
+      return fail(MPI_ERR_GROUP, "group members " + std::to_string(first) + " and " + std::to_string(i) +
+                                     " are the same process (window rank " + std::to_string((*ranks)[i]) + ")");
+    first = i;
     if (!w.peers[(*ranks)[i]].node_local && !w.remote)
       return fail(MPI_ERR_RANK, "window rank " + std::to_string((*ranks)[i]) +
                                     " is on another node, and the window has no inter-node transport");
@@ -210,12 +224,14 @@ Result start(Window &w, MPI_Group group, int assert_bits) {
   a.assert_bits = assert_bits;
   a.in_group.assign(w.size, 0);
   a.via_fabric.assign(w.size, 0);
+  a.fabric_ranges.assign(w.size, 0);
   for (int t : targets) {
     a.in_group[t] = 1;
     a.via_fabric[t] = w.completes_via_fabric(t);
   }
   a.targets = std::move(targets);
   a.ops.clear();
+  a.remote_ops.clear();
   return ok();
 }
 
@@ -305,9 +321,31 @@ Result drain_notifications(Window &w) {
   return ok();
 }
 
-Result take_watchdog_error() {
+// For a report: whether the peer waited for is a process on this host that no longer runs.
+std::string peer_state(uint32_t window_id, int peer) {
+  const Window *w = find_window_by_id(window_id);
+  if (!w || peer < 0 || peer >= w->size || peer == w->rank || !w->peers[peer].node_local) return "";
+  const Peer &p = w->peers[peer];
+  if (p.pid <= 0) return "";
+  bool gone = kill(p.pid, 0) != 0 && errno == ESRCH;
+  if (!gone) {  // a zombie (dead, not yet reaped by its parent) is gone too
+    char path[64], stat[256] = {};
+    std::snprintf(path, sizeof path, "/proc/%d/stat", p.pid);
+    if (FILE *f = std::fopen(path, "r")) {
+      const size_t n = std::fread(stat, 1, sizeof stat - 1, f);
+      std::fclose(f);
+      const char *close_paren = std::strrchr(stat, ')');
+      gone = n > 0 && close_paren && (close_paren[2] == 'Z' || close_paren[2] == 'X');
+    }
+  }
+  if (!gone) return "";
+  return "; window rank " + std::to_string(peer) + " (world rank " + std::to_string(p.world_rank) + ", pid " +
+         std::to_string(p.pid) + ") is no longer running";
+}
+
+Result take_watchdog_error(uint32_t window_id, const void *stream) {
   gpu::WatchdogReport rep;
-  if (!gpu::backend().take_watchdog_report(&rep)) return ok();
+  if (!gpu::backend().take_watchdog_report(&rep, window_id, stream)) return ok();
   if (rep.reason == work::kFreedWindow)
     return fail(MPI_ERR_WIN, "a graph holding captured epochs of window " + std::to_string(rep.window_id) +
                                  " was replayed after MPI_Win_free of that window; the replayed epoch did "
@@ -317,7 +355,10 @@ Result take_watchdog_error() {
                                  (rep.reason == work::kWaitPost ? "post" : "complete") + " #" +
                                  std::to_string(rep.expected) + " from window rank " + std::to_string(rep.peer) +
                                  " (the flag holds " + std::to_string(rep.observed) +
-                                 "); its epoch's data and signals were skipped");
+                                 "); its epoch's data and signals were skipped" + peer_state(rep.window_id, rep.peer) +
+                                 (rep.more ? " (and " + std::to_string(rep.more) +
+                                                 " later epochs of the window timed out too)"
+                                           : ""));
 }
 
 }  // namespace mpix::core

@@ -19,7 +19,8 @@ Result wait(Window &w, void *stream, bool stream_mode);
 // Completes the host-mode notifications still in flight (before the window is freed).
 Result drain_notifications(Window &w);
 
-// An error describing a stream wait that the watchdog ended, if one happened since the last call.
-Result take_watchdog_error();
+// An error describing a stream wait that the watchdog ended on window `window_id` (0: any window)
+// and stream `stream` (null: any stream), if one is pending; taking it clears it.
+Result take_watchdog_error(uint32_t window_id, const void *stream);
 
 }  // namespace mpix::core

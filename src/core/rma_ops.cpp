@@ -73,6 +73,9 @@ Result record(Window &w, const RmaRequest &q) {
     it.kind = work::kCopy;
   }
   if (bytes == 0) return ok();
+  if (!q.origin)
+    return fail(MPI_ERR_BUFFER, who + ": the origin buffer is NULL (" + std::to_string(bytes) + " bytes to " +
+                                    (q.kind == RmaKind::get ? "receive)" : "send)"));
 
   const Peer &peer = w.peers[q.target_rank];
   if (q.target_disp < 0) return fail(MPI_ERR_DISP, who + ": negative target displacement");
@@ -109,6 +112,7 @@ Result record(Window &w, const RmaRequest &q) {
       return fail(MPI_ERR_RMA_RANGE, who + ": the target offset " + std::to_string(offset) +
                                          " is not aligned to the element size, as the network's atomics require");
     w.access.remote_ops.push_back(op);
+    if (kind != RemoteKind::get) ++w.access.fabric_ranges[q.target_rank];
     w.access.via_fabric[q.target_rank] = 1;
     return ok();
   }

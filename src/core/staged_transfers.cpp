@@ -113,11 +113,9 @@ Result check(const Window &w, const RemoteOp &op) {
                     "the window with info mpix_st_staged_get_accumulate=true (or set "
                     "MPIX_ST_STAGED_GET_ACCUMULATE=1) to allow MPI_Get and MPI_Accumulate");
   if (op.kind == RemoteKind::get) return ok();
-  // Puts and accumulates each take a range of the origin's block at the target.
-  const auto ranges = std::count_if(w.access.remote_ops.begin(), w.access.remote_ops.end(), [&](const RemoteOp &o) {
-    return o.target == op.target && o.kind != RemoteKind::get;
-  });
-  if (ranges >= work::kStagedRangesMax)
+  // Puts and accumulates each take a range of the origin's block at the target (counted as the
+  // epoch records them: O(1) per operation).
+  if (w.access.fabric_ranges[op.target] >= work::kStagedRangesMax)
     return fail(MPI_ERR_UNSUPPORTED_OPERATION, name + target + ": more than " +
                                                    std::to_string(work::kStagedRangesMax) +
                                                    " puts and accumulates to one rank reached through the network in "

@@ -51,6 +51,9 @@ struct AccessEpoch {
   std::vector<work::Item> ops;   // recorded puts, gets, accumulates (addresses already resolved)
   std::vector<RemoteOp> remote_ops;
   std::vector<uint8_t> via_fabric;  // by window rank: this epoch reaches it through the fabric
+  // By window rank: puts and accumulates in remote_ops to it (each takes a range of a staged
+  // target's block), so checking the per-target limit costs O(1) per operation.
+  std::vector<uint32_t> fabric_ranges;
 };
 
 struct ExposureEpoch {
@@ -183,5 +186,12 @@ Window *find_window(MPI_Win win);
 Window *find_window_by_id(uint32_t id);
 void register_window(std::unique_ptr<Window> w);
 std::unique_ptr<Window> unregister_window(MPI_Win win);
+
+// Handles of windows freed through MPI_Win_free (managed or not) until the MPI hands the handle
+// out again: the underlying MPI may not notice a stale handle (MPICH 4.0 runs MPI_Win_post on a
+// freed window and returns MPI_SUCCESS), so the library refuses it by name.
+void note_window_freed(MPI_Win win);
+void note_window_created(MPI_Win win);
+bool window_was_freed(MPI_Win win);
 
 }  // namespace mpix::core

@@ -107,6 +107,9 @@ Result map_peers(Window &w) {
   if (!w.remote) remote::release_registrations(&fabric_reg);
   int mine_ok = r ? 0 : 1, all_ok = 0;
   PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, w.comm);
+  // Every peer has mapped what it needed: names of shared memory can go (see exported_region_mapped).
+  if (w.bytes > 0) be.exported_region_mapped(w.base);
+  be.exported_region_mapped(w.flags);
   if (!r && !all_ok) r = fail(MPI_ERR_WIN, "another rank could not set up its peers' window memory");
   return r;
 }
@@ -168,21 +171,75 @@ Result create_underlying(void *base, MPI_Aint size, int disp_unit, MPI_Info info
 
 }  // namespace
 
+Result check_window_info(MPI_Info info) {
+  if (info == MPI_INFO_NULL) return ok();
+  struct Key {
+    const char *name;
+    const char *values[4];
+  };
+  static const Key keys[] = {{"mpix_st", {"true", "false", "1", "0"}},
+                             {"mpix_st_staged_get_accumulate", {"true", "false", "1", "0"}},
+                             {"mpix_st_memory", {"device", "host", nullptr, nullptr}}};
+  for (const Key &k : keys) {
+    char value[64] = {};
+    int flag = 0;
+    if (PMPI_Info_get(info, k.name, sizeof value - 1, value, &flag) != MPI_SUCCESS)
+      return fail(MPI_ERR_INFO, "the info object cannot be read");
+    if (!flag) continue;
+    bool known = false;
+    std::string allowed;
+    for (const char *v : k.values) {
+      if (!v) continue;
+      known = known || std::strcmp(value, v) == 0;
+      allowed += allowed.empty() ? v : std::string(", ") + v;
+    }
+    if (!known)
+      return fail(MPI_ERR_INFO_VALUE, std::string("info key ") + k.name + " has the value \"" + value +
+                                          "\"; it takes " + allowed);
+  }
+  return ok();
+}
+
+Result check_window_arguments(const void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Win *win,
+                              bool base_required) {
+  if (!win) return fail(MPI_ERR_ARG, "the window argument (MPI_Win *) is NULL");
+  if (size < 0) return fail(MPI_ERR_SIZE, "window size is negative");
+  if (disp_unit <= 0) return fail(MPI_ERR_DISP, "window displacement unit must be positive");
+  if (base_required && !base && size > 0)
+    return fail(MPI_ERR_ARG, "window base is NULL but its size is " + std::to_string(size) + " bytes");
+  return check_window_info(info);
+}
+
+bool agree_on_arguments(Result *r, int *flag, MPI_Comm comm, const char *call) {
+  int mine[2] = {*r ? 0 : 1, *flag ? 1 : 0}, all[2] = {0, 0};
+  PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, comm);
+  *flag = all[1];
+  if (!all[0] && !*r)
+    *r = fail(MPI_ERR_ARG, std::string(call) + ": another rank of the communicator passed invalid arguments");
+  return all[0] != 0;
+}
+
 Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, bool memory_owned,
                      MPI_Win *win) {
   gpu::Backend &be = gpu::backend();
-  if (size < 0) return fail(MPI_ERR_SIZE, "window size is negative");
-  if (disp_unit <= 0) return fail(MPI_ERR_DISP, "window displacement unit must be positive");
-  const bool device_memory = size > 0 && be.manages_memory(base);
-  int mine = (size == 0 || device_memory) && !info_says_false(info, "mpix_st") ? 1 : 0, managed = 0;
-  PMPI_Allreduce(&mine, &managed, 1, MPI_INT, MPI_LAND, comm);
+  if (comm == MPI_COMM_NULL) return fail(MPI_ERR_COMM, "the communicator is MPI_COMM_NULL");
+  // Arguments wrong on one rank fail the call on every rank (none is left waiting in a collective).
+  Result args = check_window_arguments(base, size, disp_unit, info, win, !memory_owned);
+  const bool device_memory = !args && size > 0 && be.manages_memory(base);
+  int managed = (size == 0 || device_memory) && !info_says_false(info, "mpix_st") ? 1 : 0;
+  if (!agree_on_arguments(&args, &managed, comm, "MPI_Win_create")) return args;
 
   // The underlying MPI gets a zero-size stand-in for device memory it cannot touch, managed or not
   // (MPICH over UCX without GPU support hangs at finalize on device memory it registered).
   const bool stub = device_memory && std::strcmp(be.name(), "host") != 0 && !config().mpi_gpu_aware;
   if (!managed) {
     int rc = PMPI_Win_create(stub ? nullptr : base, stub ? 0 : size, disp_unit, info, comm, win);
-    if (rc != MPI_SUCCESS) return fail(rc, "the underlying MPI_Win_create failed: " + error_text(rc) + kOscHint);
+    if (rc != MPI_SUCCESS) {
+      int cls = MPI_ERR_OTHER;
+      PMPI_Error_class(rc, &cls);
+      return fail(cls, "the underlying MPI_Win_create failed: " + error_text(rc) + kOscHint);
+    }
+    note_window_created(*win);
     return ok();
   }
   std::string stub_reason;
@@ -191,6 +248,7 @@ Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
                   "if yours is); use active-target epochs";
   if (Result r = create_underlying(stub ? nullptr : base, stub ? 0 : size, disp_unit, info, comm, win, &stub_reason))
     return r;
+  note_window_created(*win);
 
   auto w = std::make_unique<Window>();
   w->handle = *win;
@@ -260,6 +318,13 @@ Result free_window(MPI_Win *win, bool *memory_owned, void **base) {
   if (!all_ok) return fail(MPI_ERR_RMA_SYNC, "MPI_Win_free failed on another rank of the window");
 
   PMPI_Barrier(w->comm);  // no peer touches our memory or flags any more
+  // Host-driven notifications nobody received (an epoch the watchdog ended) would otherwise match
+  // in a later communicator that reuses this one's context.
+  for (int pending = 1; pending;) {
+    MPI_Status st;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, w->comm, &pending, &st);
+    if (pending) PMPI_Recv(nullptr, 0, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, w->comm, MPI_STATUS_IGNORE);
+  }
   std::unique_ptr<Window> owned = unregister_window(*win);
   be.set_window_alive(owned->id, false);  // replays of its captured graphs now do nothing
   release_mappings(*owned);
@@ -268,7 +333,11 @@ Result free_window(MPI_Win *win, bool *memory_owned, void **base) {
   *memory_owned = owned->memory_owned;
   *base = owned->base;
   int rc = PMPI_Win_free(win);
-  if (rc != MPI_SUCCESS) return fail(rc, "the underlying MPI_Win_free failed");
+  if (rc != MPI_SUCCESS) {
+    int cls = MPI_ERR_OTHER;
+    PMPI_Error_class(rc, &cls);
+    return fail(cls, "the underlying MPI_Win_free failed");
+  }
   return ok();
 }
 

@@ -6,6 +6,17 @@
 
 namespace mpix::core {
 
+// The library's info keys with a value it does not know (MPI_ERR_INFO_VALUE): mpix_st and
+// mpix_st_staged_get_accumulate take true/false (or 1/0), mpix_st_memory device/host.
+Result check_window_info(MPI_Info info);
+// Arguments of MPI_Win_create / MPI_Win_allocate that are wrong on this rank (not collective).
+Result check_window_arguments(const void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Win *win,
+                              bool base_required);
+// Collective: every rank learns whether any rank's *r is an error (returns true when none is), and
+// *flag becomes the logical AND of every rank's *flag. A rank whose own arguments were fine gets
+// *r saying that another rank's were not.
+bool agree_on_arguments(Result *r, int *flag, MPI_Comm comm, const char *call);
+
 // Creates the underlying MPI window and, when every rank's memory is memory the backend manages
 // (and no rank's info says mpix_st=false), the library's shadow state with mapped peers.
 Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, bool memory_owned,

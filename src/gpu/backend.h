@@ -65,6 +65,8 @@ struct WatchdogReport {
   int peer = -1;
   uint32_t reason = 0;  // work::WaitReason
   uint64_t expected = 0, observed = 0;
+  const void *stream = nullptr;  // the stream that ran the list (null where the backend cannot tell)
+  uint64_t more = 0;             // later timeouts on the same window, folded into this report
 };
 
 // Error codes of backend calls (0 = success); the core maps them to MPI error classes.
@@ -103,6 +105,10 @@ class Backend {
   // `owner_pid`: the process that exported the region.
   virtual int import_region(const RegionHandle &handle, int owner_pid, MappedRegion *out) = 0;
   virtual void release_region(MappedRegion *region) = 0;
+  // Every peer has imported the region exported from `ptr` (or failed to): the backend may drop
+  // what let them find it. The host backend unlinks the shared-memory name, so a process killed
+  // later leaves nothing behind in /dev/shm; exporting that memory again reaches it by copying.
+  virtual void exported_region_mapped([[maybe_unused]] void *ptr) {}
 
   // Enqueue a work list on `stream` as one stream operation (more only when it exceeds one launch).
   virtual int enqueue(void *stream, const WorkList &list) = 0;
@@ -116,8 +122,9 @@ class Backend {
   virtual int set_window_alive(uint32_t window_id, bool alive) = 0;
   // Host read of a flag in this process's flag memory.
   virtual uint64_t read_flag(const uint64_t *flag) = 0;
-  // A wait of an earlier enqueue timed out (MPIX_ST_WATCHDOG_MS); returns true once per event.
-  virtual bool take_watchdog_report(WatchdogReport *out) = 0;
+  // A wait of an earlier enqueue timed out (MPIX_ST_WATCHDOG_MS): takes the pending report of
+  // window `window_id` (0: of any window) that ran on `stream` (null: on any stream), once.
+  virtual bool take_watchdog_report(WatchdogReport *out, uint32_t window_id, const void *stream) = 0;
   virtual uint64_t stream_ops_enqueued() const = 0;
   // The device this backend's memory lives on (GPU backends: the one current at start-up).
   virtual int device_ordinal() const { return 0; }

@@ -92,6 +92,11 @@ inline const char *class_name(int cls) {
     case MPI_ERR_OTHER: return "MPI_ERR_OTHER";
     case MPI_ERR_SIZE: return "MPI_ERR_SIZE";
     case MPI_ERR_NO_MEM: return "MPI_ERR_NO_MEM";
+    case MPI_ERR_BUFFER: return "MPI_ERR_BUFFER";
+    case MPI_ERR_COMM: return "MPI_ERR_COMM";
+    case MPI_ERR_ASSERT: return "MPI_ERR_ASSERT";
+    case MPI_ERR_INFO: return "MPI_ERR_INFO";
+    case MPI_ERR_INFO_VALUE: return "MPI_ERR_INFO_VALUE";
     default: return "(other class)";
   }
 }

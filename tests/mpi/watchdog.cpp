@@ -8,8 +8,16 @@
 //     stream synchronisation fails, naming window rank 1 and the post; rank 1's window is untouched;
 //  D. stream-triggered: rank 1 posts and waits for rank 0, which never starts: rank 1's
 //     synchronisation fails, naming window rank 0 and the complete;
+//  E. a report belongs to the window whose epoch timed out: calls on another window (on another
+//     stream) go on unharmed; MPIX_St_check(window) raises it once; the window's next epoch call
+//     raises it (and does nothing else); a report of a window freed meanwhile comes out of
+//     MPIX_St_check(MPI_WIN_NULL);
 //  then the stream works again, and the windows of C and D can be freed (nothing of theirs is still
 //  queued: the timed-out operations were dropped).
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "test_common.h"
 
 using namespace mt;
@@ -156,6 +164,61 @@ void still_works(WinKind kind, void *s) {
   free_window(w);
 }
 
+// E, on each rank alone: windows over MPI_COMM_SELF, self epochs whose post never comes.
+void attribution(void *s) {
+  g_context = "watchdog reports belong to their window";
+  Group self({0}, MPI_COMM_SELF);
+  DevBuf src(64);
+  xdev::fill(src.p, 0x5a, 64);
+  void *stuck_stream = stream_create();
+  // Enqueues on `a` an access epoch whose post never comes, and waits until its watchdog fired.
+  auto time_out = [&](TestWin &a) {
+    MT_OK(MPI_Win_start(self, MPIX_MODE_STREAM, a.win));
+    MT_OK(MPI_Put(src.p, 64, MPI_BYTE, 0, 0, 64, MPI_BYTE, a.win));
+    MT_OK(MPIX_Win_complete_stream(a.win, stuck_stream));
+#ifdef MPIX_TEST_CUDA
+    xdev::stream_sync(stuck_stream);
+#else
+    // Wait for the timeout without synchronising the stream (that would take the report).
+    std::atomic<bool> ran{false};
+    stream_call(stuck_stream, [&ran] { ran = true; });
+    while (!ran) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+#endif
+  };
+  TestWin a = make_window(WinKind::create, 64, 1, MPI_COMM_SELF);
+  TestWin b = make_window(WinKind::create, 64, 1, MPI_COMM_SELF);
+  time_out(a);
+  // Window b, on another stream: its calls do not see a's report.
+  MT_OK(MPIX_Win_post_stream(self, b.win, s));
+  MT_OK(MPI_Win_start(self, MPIX_MODE_STREAM, b.win));
+  MT_OK(MPI_Put(src.p, 64, MPI_BYTE, 0, 0, 64, MPI_BYTE, b.win));
+  MT_OK(MPIX_Win_complete_stream(b.win, s));
+  MT_OK(MPIX_Win_wait_stream(b.win, s));
+  MT_SYNC(s);
+  MT_OK(MPIX_St_check(b.win));
+  auto got = read_device(b.base, 64);
+  MT_CHECKF(got[0] == 0x5a && got[63] == 0x5a, "window b's epoch did not run");
+  // MPIX_St_check(a) raises a's report, once.
+  std::string m = MT_EXPECT_ERROR(MPIX_St_check(a.win), MPI_ERR_OTHER);
+  MT_CHECKF(contains(m, "watchdog") && contains(m, "post"), "MPIX_St_check(a): \"%s\"", m.c_str());
+  MT_OK(MPIX_St_check(a.win));
+  MT_OK(MPIX_St_check(MPI_WIN_NULL));
+  // Again: now a's next epoch call raises it, and opens nothing.
+  time_out(a);
+  m = MT_EXPECT_ERROR(MPIX_Win_post_stream(self, a.win, s), MPI_ERR_OTHER);
+  MT_CHECKF(contains(m, "watchdog"), "a's next epoch call: \"%s\"", m.c_str());
+  MT_EXPECT_ERROR(MPIX_Win_wait_stream(a.win, s), MPI_ERR_RMA_SYNC);
+  // Again, and a is freed before anyone asked: MPIX_St_check(MPI_WIN_NULL) gives the report.
+  time_out(a);
+  free_window(a);
+  m = MT_EXPECT_ERROR(MPIX_St_check(MPI_WIN_NULL), MPI_ERR_OTHER);
+  MT_CHECKF(contains(m, "watchdog"), "MPIX_St_check(MPI_WIN_NULL): \"%s\"", m.c_str());
+  MT_OK(MPIX_St_check(MPI_WIN_NULL));
+  (void)stream_sync_rc(stuck_stream);  // the stream's own status (its reports were taken)
+  free_window(b);
+  stream_destroy(stuck_stream);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -170,6 +233,8 @@ int main(int argc, char **argv) {
       stuck.push_back(stream_wait_without_complete(kind, s));
       still_works(kind, s);
     }
+    attribution(s);
+    MPI_Barrier(MPI_COMM_WORLD);
     // The timed-out operations were dropped and the streams are idle: the windows must free.
     for (TestWin &w : stuck) {
       g_context = fmt("%s: MPI_Win_free after a watchdog error", kind_name(w.kind));

@@ -243,10 +243,12 @@ class DeviceBackend final : public Backend {
     return v;
   }
 
-  bool take_watchdog_report(WatchdogReport *out) override {
+  // One mailbox per process holds the first timeout (until taken); it does not know the stream.
+  bool take_watchdog_report(WatchdogReport *out, uint32_t window_id, const void *) override {
     volatile work::WatchdogMailbox *box = mailbox_;
     if (!box->fired) return false;
     std::atomic_thread_fence(std::memory_order_acquire);
+    if (window_id && box->window_id != window_id) return false;
     *out = WatchdogReport{box->window_id, box->peer, box->reason, box->expected, box->observed};
     box->fired = 0;
     return true;

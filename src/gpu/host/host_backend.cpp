@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "../backend.h"
 #include "host_exec.h"
@@ -106,6 +107,8 @@ class HostBackend final : public Backend {
     return kOk;
   }
 
+  void exported_region_mapped(void *ptr) override { shm::unlink_name(ptr); }
+
   void release_region(MappedRegion *r) override {
     if (auto *m = static_cast<ShmMapping *>(r->cookie)) {
       shm::unmap(m->base, m->bytes);
@@ -117,11 +120,11 @@ class HostBackend final : public Backend {
   int enqueue(void *stream, const WorkList &list) override {
     if (!stream) return fail(kErrUnsupported, "null stream: the host backend needs an MPIX_Host_stream");
     ++ops_;
-    static_cast<mpix_host_stream *>(stream)->stream.enqueue([this, list] { return run_list(list); });
+    static_cast<mpix_host_stream *>(stream)->stream.enqueue([this, list, stream] { return run_list(list, stream); });
     return kOk;
   }
 
-  int execute(const WorkList &list) override { return run_list(list); }
+  int execute(const WorkList &list) override { return run_list(list, nullptr); }
 
   int synchronize(void *stream) override {
     if (!stream) return kOk;
@@ -142,12 +145,15 @@ class HostBackend final : public Backend {
     return std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(flag)).load(std::memory_order_acquire);
   }
 
-  bool take_watchdog_report(WatchdogReport *out) override {
+  bool take_watchdog_report(WatchdogReport *out, uint32_t window_id, const void *stream) override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!watchdog_pending_) return false;
-    *out = watchdog_;
-    watchdog_pending_ = false;
-    return true;
+    for (auto it = watchdog_.begin(); it != watchdog_.end(); ++it) {
+      if ((window_id && it->window_id != window_id) || (stream && it->stream != stream)) continue;
+      *out = *it;
+      watchdog_.erase(it);
+      return true;
+    }
+    return false;
   }
 
   uint64_t stream_ops_enqueued() const override { return ops_.load(); }
@@ -160,21 +166,37 @@ class HostBackend final : public Backend {
     return kOk;
   }
 
-  int run_list(const WorkList &list) {
+  // A timeout is kept as the window's report until a call on that window, a synchronisation of
+  // that stream, or MPIX_St_check takes it; later ones on the same window and stream are counted
+  // in it.
+  int run_list(const WorkList &list, const void *stream) {
     WatchdogReport report;
     std::string why;
     int st = kOk;
     if (list.captured &&
         alive_[work::window_alive_slot(list.window_id)].load(std::memory_order_acquire) != list.window_id + 1) {
-      report = WatchdogReport{list.window_id, -1, work::kFreedWindow, 0, 0};
-      st = kErrTimeout;  // reported like a watchdog event: by the next call or synchronisation
+      report = WatchdogReport{};
+      report.window_id = list.window_id;
+      report.peer = -1;
+      report.reason = work::kFreedWindow;
+      st = kErrTimeout;  // kept as the window's report, like a watchdog event
     } else {
       st = host_exec::run(list, &report, &why);
     }
+    if (st == kErrTimeout && !stream) {  // host-driven: the caller reports it now
+      return fail(st, "the watchdog ended a wait for window rank " + std::to_string(report.peer) + " (it expected " +
+                          std::to_string(report.expected) + ", the flag holds " + std::to_string(report.observed) + ")");
+    }
     if (st == kErrTimeout) {
+      report.stream = stream;
       std::lock_guard<std::mutex> lock(mu_);
-      if (!watchdog_pending_) watchdog_ = report;
-      watchdog_pending_ = true;
+      auto same = std::find_if(watchdog_.begin(), watchdog_.end(), [&](const WatchdogReport &r) {
+        return r.window_id == report.window_id && r.stream == report.stream;
+      });
+      if (same != watchdog_.end())
+        ++same->more;
+      else
+        watchdog_.push_back(report);
     } else if (st != kOk) {
       fail(st, why);
     }
@@ -189,8 +211,7 @@ class HostBackend final : public Backend {
 
   mutable std::mutex mu_;
   std::string last_error_;
-  WatchdogReport watchdog_;
-  bool watchdog_pending_ = false;
+  std::vector<WatchdogReport> watchdog_;  // pending reports, oldest first
   std::atomic<uint64_t> ops_{0};
   std::atomic<uint32_t> alive_[work::kAliveSlots] = {};  // live windows, for replays of captured lists
 };

@@ -15,6 +15,7 @@ namespace {
 struct Segment {
   size_t bytes;
   std::string name;
+  bool named = true;  // false once unlink_name() removed it
 };
 std::mutex g_mu;
 std::map<const char *, Segment> g_segments;  // by base address
@@ -58,7 +59,7 @@ void destroy(void *base) {
   auto it = g_segments.find(static_cast<const char *>(base));
   if (it == g_segments.end()) return;
   munmap(base, it->second.bytes);
-  shm_unlink(it->second.name.c_str());
+  if (it->second.named) shm_unlink(it->second.name.c_str());
   g_segments.erase(it);
 }
 
@@ -68,10 +69,21 @@ bool find(const void *ptr, std::string *name, size_t *offset) {
   auto it = g_segments.upper_bound(p);
   if (it == g_segments.begin()) return false;
   --it;
-  if (p >= it->first + it->second.bytes) return false;
+  if (p >= it->first + it->second.bytes || !it->second.named) return false;
   *name = it->second.name;
   *offset = static_cast<size_t>(p - it->first);
   return true;
+}
+
+void unlink_name(const void *ptr) {
+  const char *p = static_cast<const char *>(ptr);
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_segments.upper_bound(p);
+  if (it == g_segments.begin()) return;
+  --it;
+  if (p >= it->first + it->second.bytes || !it->second.named) return;
+  shm_unlink(it->second.name.c_str());
+  it->second.named = false;
 }
 
 void *map(const std::string &name, size_t bytes) {

@@ -1,0 +1,101 @@
+// A rank killed during an epoch (SIGKILL; see run_in_child for how the others live on): with MPIX_ST_WATCHDOG_MS the survivors' streams give up waiting for it, and
+// the error they get names the dead peer (window rank, world rank, pid, "no longer running").
+// Each survivor prints what it got and leaves with _exit (MPI_Finalize cannot complete with a
+// dead peer): status 0 when the report named the dead rank, 1 otherwise. Three or more ranks:
+// rank 1 dies in its access epoch, before posting; its left neighbour (rank 0) waits for its post,
+// its right neighbour (rank 2) for its complete. kill_peer.sh runs it and checks that no process
+// and no /dev/shm/mpixst.* segment of the run is left behind.
+//   --pid-dir=D   each rank writes its pid to D/rank<N> (for the script's checks)
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+
+#include "test_common.h"
+
+using namespace mt;
+
+namespace {
+
+// MPICH's hydra ends every rank as soon as one leaves without MPI_Finalize (the killed one, or a
+// survivor that is done first), even with -disable-auto-cleanup: so each rank runs in a child of
+// the process mpiexec started, and these parents leave together, once both survivors (ranks 0
+// and 2) have written their results (files done<rank>), each with its child's status (the killed
+// rank's parent: 0). Returns in the child.
+void run_in_child(const std::string &pid_dir) {
+  const pid_t child = fork();
+  if (child == 0) return;
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+  if (!pid_dir.empty()) {
+    const double t0 = mt::now_s();
+    for (int r : {0, 2})
+      while (access((pid_dir + "/done" + std::to_string(r)).c_str(), F_OK) != 0 && mt::now_s() - t0 < 60)
+        usleep(10000);
+  }
+  _exit(killed ? 0 : WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  {
+    std::string dir;
+    for (int i = 1; i < argc; ++i)
+      if (std::strncmp(argv[i], "--pid-dir=", 10) == 0) dir = argv[i] + 10;
+    run_in_child(dir);
+  }
+  init(&argc, &argv, "kill_peer");
+  // mpiexec may stop reading the ranks' output: a write must not end them (SIGPIPE).
+  signal(SIGPIPE, SIG_IGN);
+  std::string pid_dir;
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--pid-dir=", 10) == 0) pid_dir = argv[i] + 10;
+  if (!pid_dir.empty()) {
+    std::ofstream(pid_dir + "/rank" + std::to_string(g_rank)) << getpid() << "\n";
+    // Also stderr: what a rank says after mpiexec stopped forwarding output.
+    if (!std::freopen((pid_dir + "/stderr" + std::to_string(g_rank)).c_str(), "w", stderr)) return 1;
+  }
+  if (g_size < 3) {
+    note("kill_peer needs at least 3 ranks");
+    return finish();
+  }
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  void *s = stream_create();
+  TestWin w = make_window(WinKind::allocate, 4096);
+  for (int it = 0; it < 3; ++it) pscw_ring(Mode::stream, w, s, 0x700 + it, 64 * it);  // epochs that work
+  MPI_Barrier(MPI_COMM_WORLD);
+  Group to_right({right}), from_left({left});
+  DevBuf src(64);
+  if (g_rank == 1) {
+    MT_START(Mode::stream, to_right, w.win);
+    MT_OK(MPI_Put(src.p, 64, MPI_BYTE, right, 0, 64, MPI_BYTE, w.win));
+    std::printf("rank 1 (pid %d): killing itself inside its access epoch\n", static_cast<int>(getpid()));
+    std::fflush(stdout);
+    raise(SIGKILL);
+  }
+  if (!pid_dir.empty()) std::ofstream(pid_dir + "/result" + std::to_string(g_rank)) << "reached the epoch\n";
+  MT_OK(MPIX_Win_post_stream(from_left, w.win, s));
+  MT_OK(MPI_Win_start(to_right, MPIX_MODE_STREAM, w.win));
+  MT_OK(MPI_Put(src.p, 64, MPI_BYTE, right, 0, 64, MPI_BYTE, w.win));
+  MT_OK(MPIX_Win_complete_stream(w.win, s));
+  MT_OK(MPIX_Win_wait_stream(w.win, s));
+  const int rc = stream_sync_rc(s);
+  const std::string m = rc == MPI_SUCCESS ? "" : error_string(rc);
+  const bool waits_on_1 = g_rank == 0 || g_rank == 2;
+  const bool named = m.find("window rank 1") != std::string::npos && m.find("no longer running") != std::string::npos;
+  const bool good = waits_on_1 ? rc != MPI_SUCCESS && error_class(rc) == MPI_ERR_OTHER && named : true;
+  // mpiexec may stop forwarding output once a rank died: the result goes to a file first.
+  if (!pid_dir.empty())
+    std::ofstream(pid_dir + "/result" + std::to_string(g_rank)) << (good ? "REPORT OK" : "REPORT WRONG") << ": " << m
+                                                                << "\n";
+  std::printf("survivor rank %d: %s: %s\n", g_rank, rc == MPI_SUCCESS ? "no error" : "error", m.c_str());
+  std::printf("survivor rank %d: %s\n", g_rank, good ? "REPORT OK" : "REPORT WRONG");
+  std::fflush(stdout);
+  if (!pid_dir.empty()) std::ofstream(pid_dir + "/done" + std::to_string(g_rank)) << "\n";
+  _exit(good ? 0 : 1);
+}
