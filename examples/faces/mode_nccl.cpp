@@ -27,6 +27,14 @@ class NcclExchange final : public Exchange {
     if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, c.comm);
     check(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
+    // NCCL connects peers at their first send and receive, with allocations that stream capture
+    // forbids: connect them before a block is captured, into scratch, leaving the field alone.
+    if (c.graph) {
+      void *scratch = xdev::alloc(static_cast<size_t>(c.plan.buffer_doubles) * sizeof(double));
+      group(buffers_.send, static_cast<double *>(scratch));
+      xdev::stream_sync(c.stream);
+      xdev::free(scratch);
+    }
   }
 
   ~NcclExchange() override { ncclCommDestroy(comm_); }
@@ -47,22 +55,27 @@ class NcclExchange final : public Exchange {
 
  private:
   void enqueue(int count) {
-    const cudaStream_t stream = static_cast<cudaStream_t>(c_.stream);
     for (int it = 0; it < count; ++it) {
       enqueue_before_transfer(c_, buffers_.send);
-      // NCCL matches the operations between two ranks in issue order. Walking the directions in
-      // the same order on every rank pairs the send towards j with the receive from opposite(j)
-      // at the peer, also where one peer neighbours us in several directions.
-      check(ncclGroupStart(), "ncclGroupStart");
-      for (int j = 0; j < kDirections; ++j) {
-        if (const Link *out = c_.plan.link(j))
-          check(ncclSend(buffers_.send + out->offset, out->count, ncclDouble, out->peer, comm_, stream), "ncclSend");
-        if (const Link *in = c_.plan.link(opposite(j)))
-          check(ncclRecv(buffers_.recv + in->offset, in->count, ncclDouble, in->peer, comm_, stream), "ncclRecv");
-      }
-      check(ncclGroupEnd(), "ncclGroupEnd");
+      group(buffers_.send, buffers_.recv);
       enqueue_after_transfer(c_, buffers_.recv);
     }
+  }
+
+  // One exchange's sends and receives as one NCCL group on the stream. NCCL matches the
+  // operations between two ranks in issue order: walking the directions in the same order on every
+  // rank pairs the send towards j with the receive from opposite(j) at the peer, also where one
+  // peer neighbours us in several directions.
+  void group(const double *send, double *recv) {
+    const cudaStream_t stream = static_cast<cudaStream_t>(c_.stream);
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (int j = 0; j < kDirections; ++j) {
+      if (const Link *out = c_.plan.link(j))
+        check(ncclSend(send + out->offset, out->count, ncclDouble, out->peer, comm_, stream), "ncclSend");
+      if (const Link *in = c_.plan.link(opposite(j)))
+        check(ncclRecv(recv + in->offset, in->count, ncclDouble, in->peer, comm_, stream), "ncclRecv");
+    }
+    check(ncclGroupEnd(), "ncclGroupEnd");
   }
 
   Context c_;
