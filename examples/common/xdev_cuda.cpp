@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "xdev.h"
 
@@ -75,7 +76,13 @@ const char *device_name() {
 namespace xdev {
 
 void stream_begin_capture(void *stream) {
-  check(cudaStreamBeginCapture(static_cast<cudaStream_t>(stream), cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  // Global (the strictest mode) unless XDEV_CAPTURE_MODE says thread_local or relaxed.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
+  if (const char *m = std::getenv("XDEV_CAPTURE_MODE")) {
+    if (std::string(m) == "thread_local") mode = cudaStreamCaptureModeThreadLocal;
+    if (std::string(m) == "relaxed") mode = cudaStreamCaptureModeRelaxed;
+  }
+  check(cudaStreamBeginCapture(static_cast<cudaStream_t>(stream), mode), "cudaStreamBeginCapture");
 }
 
 void *stream_end_capture(void *stream) {

@@ -37,7 +37,7 @@ bool check_numbers(const Options &o, std::string *error) {
 const char *usage() {
   return "usage: faces [--mode p2p|rma|st|nccl|all] [--periodic] [--ranks-per-gpu K] [--throttle-sync K]\n"
          "             [--graph] [--json FILE] lx ly lz mx my mz n niface niel nshare\n"
-         "  --graph     st and nccl: capture one block of exchanges into a graph (the same kernels and\n"
+         "  --graph     st (and nccl with FACES_NCCL_GRAPH=1): capture one block of exchanges into a graph (the same kernels and\n"
          "              calls) in the warm-up block and replay it for every block; p2p and rma stay\n"
          "              eager (they are host-driven)\n"
          "  --throttle-sync K  st: synchronise the stream every K exchanges (application-level\n"

@@ -52,7 +52,7 @@ void print_header(const RunInfo &run) {
               run.binary.c_str(), run.ranks, o.ranks[0], o.ranks[1], o.ranks[2], o.periodic ? " periodic" : "",
               o.elements[0], o.elements[1], o.elements[2], o.n, o.niface, o.niel, o.nshare,
               o.interior() ? "with interior sums" : "no interior sums");
-  if (o.graph) std::printf("faces: --graph: st and nccl replay one captured block; p2p and rma stay eager\n");
+  if (o.graph) std::printf("faces: --graph: st replays one captured block (nccl too with FACES_NCCL_GRAPH=1); p2p and rma stay eager\n");
   std::printf("faces: mpix-st %d.%d backend %s, device %s, %s%s%s\n", MPIX_ST_VERSION_MAJOR, MPIX_ST_VERSION_MINOR,
               run.backend.c_str(), run.devices.empty() ? "?" : run.devices[0].c_str(), run.mpi_library.c_str(),
               run.vendor_library.empty() ? "" : ", ", run.vendor_library.c_str());
