@@ -23,32 +23,52 @@ using internode::transport_failure;
 // The backend's device memory, as the transport registers it.
 ofi::DeviceMemory device_memory() { return ofi::DeviceMemory{gpu::backend().name(), gpu::backend().device_ordinal()}; }
 
-// Origin buffers of fabric operations must be registered memory. Registrations of user buffers are
-// kept for the life of the transport (a later operation on the same buffer finds its registration).
-struct LocalRegistrations {
-  std::mutex mu;
-  std::map<uintptr_t, std::pair<size_t, ofi::Region>> by_base;
-
-  ofi::Region find_or_register(void *buffer, size_t bytes) {
-    const uintptr_t p = reinterpret_cast<uintptr_t>(buffer);
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = by_base.upper_bound(p);
-    if (it != by_base.begin()) {
-      --it;
-      if (p + bytes <= it->first + it->second.first) return it->second.second;
-    }
-    gpu::Backend &be = gpu::backend();
-    const ofi::DeviceMemory device = device_memory();
-    const bool on_device = std::strcmp(be.name(), "host") != 0 && be.manages_memory(buffer);
-    ofi::Region r = internode::fabric().register_memory(buffer, bytes, on_device ? &device : nullptr);
-    if (r) by_base[p] = {bytes, r};
-    return r;
+// Releases origin registrations whose operations have all completed (see RemoteState).
+void release_completed_origins(RemoteState &s, bool all) {
+  if (s.origin_releases.empty() && s.origin_retired.empty()) return;
+  ofi::Fabric &f = internode::fabric();
+  const uint64_t done = all ? UINT64_MAX : f.read(s.op_done);
+  std::erase_if(s.origin_retired, [&](const std::pair<uint64_t, ofi::Region> &r) {
+    if (r.first > done) return false;
+    f.deregister(r.second);
+    return true;
+  });
+  while (!s.origin_releases.empty() && s.origin_releases.front().first <= done) {
+    const auto [use, base] = s.origin_releases.front();
+    s.origin_releases.pop_front();
+    auto it = s.origin_regs.find(base);
+    if (it == s.origin_regs.end() || it->second.last_use != use) continue;  // used again since
+    f.deregister(it->second.region);
+    s.origin_regs.erase(it);
   }
-};
+}
 
-LocalRegistrations &local_regions() {
-  static LocalRegistrations s;
-  return s;
+// The registration of [buffer, buffer + bytes) for operations of this epoch, whose last one will
+// bring ops_posted to `last_use`.
+ofi::Region origin_region(RemoteState &s, void *buffer, uint64_t bytes, uint64_t last_use) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(buffer);
+  auto it = s.origin_regs.upper_bound(p);
+  if (it != s.origin_regs.begin()) {
+    --it;
+    if (p + bytes <= it->first + it->second.bytes) {
+      it->second.last_use = last_use;
+      s.origin_releases.emplace_back(last_use, it->first);
+      return it->second.region;
+    }
+  }
+  gpu::Backend &be = gpu::backend();
+  const ofi::DeviceMemory device = device_memory();
+  const bool on_device = std::strcmp(be.name(), "host") != 0 && be.manages_memory(buffer);
+  ofi::Region r = internode::fabric().register_memory(buffer, bytes, on_device ? &device : nullptr);
+  if (!r) return r;
+  ++s.origin_registrations;
+  // A registration at the same base that is too short stays until its operations are done; the
+  // map names the new one from now on.
+  auto &slot = s.origin_regs[p];
+  if (slot.region) s.origin_retired.emplace_back(slot.last_use, slot.region);
+  slot = RemoteState::OriginRegistration{bytes, r, last_use};
+  s.origin_releases.emplace_back(last_use, p);
+  return r;
 }
 
 ofi::AtomicType atomic_type(uint8_t dtype) {
@@ -89,8 +109,10 @@ Result post_ops(Window &w, const std::vector<RemoteOp> &ops, ofi::Counter trigge
   ofi::Fabric &f = internode::fabric();
   const ofi::Trigger on_doorbell{trigger, ring, s.op_done};
   std::vector<const RemoteOp *> accumulates;  // posted so far in this epoch
+  release_completed_origins(s, false);
   for (const RemoteOp &op : ops) {
-    ofi::Region local = op.staged ? op.staged_region : local_regions().find_or_register(op.origin, op.bytes);
+    const uint64_t last_use = s.ops_posted + fabric_operations(op);
+    ofi::Region local = op.staged ? op.staged_region : origin_region(s, op.origin, op.bytes, last_use);
     if (!local) return transport_failure("registering an origin buffer");
     void *const source = op.staged ? op.staged : op.origin;
     const int peer = w.peers[op.target].world_rank;
@@ -319,6 +341,7 @@ Result detach(Window &w) {
   if (Result r = quiesce(w)) return r;
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
+  release_completed_origins(s, true);  // quiesce() waited for every operation
   internode::forget_completed(s.op_done);
   internode::forget_completed(s.signal_done);
   for (uint64_t id : s.watch_ids)

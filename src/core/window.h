@@ -4,6 +4,8 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -104,6 +106,21 @@ struct RemoteState {
   uint64_t post_rings = 0, complete_rings = 0, host_rings = 0;
   uint64_t ops_posted = 0, signals_posted = 0;
   uint64_t op_epochs = 0;  // complete epochs with fabric operations: what remote_done_slot will reach
+  // Registrations of origin buffers (fabric operations need registered memory), by base address.
+  // One is reused while operations that use it are in flight (last_use: ops_posted after the
+  // latest of them) and released once op_done passes that; a later epoch registers the buffer
+  // again. So memory freed and reused at the same address (legal only once its epochs are done)
+  // never meets a registration of the old memory; where registering pins pages, the provider's
+  // MR cache, whose memory monitor sees frees, keeps registering again cheap.
+  struct OriginRegistration {
+    uint64_t bytes = 0;
+    ofi::Region region;
+    uint64_t last_use = 0;
+  };
+  std::map<uintptr_t, OriginRegistration> origin_regs;
+  std::deque<std::pair<uint64_t, uintptr_t>> origin_releases;  // (last_use, base), oldest first
+  std::vector<std::pair<uint64_t, ofi::Region>> origin_retired;  // replaced by longer ones: (last_use, region)
+  uint64_t origin_registrations = 0;                           // made so far (tests, reports)
 };
 
 // Flag area of each rank: slot [t] holds the last post signal from target t, slot [size + o] the
