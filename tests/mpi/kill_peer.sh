@@ -5,6 +5,8 @@
 #   kill_peer.sh MPIEXEC TEST_BINARY [RUNS]   (environment: MPIX_ST_BACKEND=host, MPIX_ST_WATCHDOG_MS)
 set -u
 mpiexec=$1 binary=$2 runs=${3:-1}
+# The launcher flags the build chose (Open MPI: --oversubscribe, --allow-run-as-root), one string.
+read -r -a preflags <<<"${MPIX_TEST_MPIEXEC_PREFLAGS:-}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0
@@ -12,7 +14,7 @@ for run in $(seq 1 "$runs"); do
   dir=$work/$run
   mkdir -p "$dir"
   tag="kill-peer-$$-$run"
-  timeout 120 "$mpiexec" -n 3 "$binary" --pid-dir="$dir" --tag="$tag" >"$dir/out" 2>&1
+  timeout 120 "$mpiexec" "${preflags[@]}" -n 3 "$binary" --pid-dir="$dir" --tag="$tag" >"$dir/out" 2>&1
   status=$?
   ok=1
   for r in 0 2; do
