@@ -22,7 +22,12 @@ CapturedBlock::~CapturedBlock() {
   if (graph_) xdev::graph_destroy(graph_);
 }
 
-void CapturedBlock::run(void *stream, int count, const std::function<void(int)> &enqueue) {
+void CapturedBlock::run(void *stream, int count, bool capture, const std::function<void(int)> &enqueue) {
+  if (!capture) {
+    enqueue(count);
+    xdev::stream_sync(stream);
+    return;
+  }
   if (count != count_) {
     if (graph_) xdev::graph_destroy(graph_);
     xdev::stream_begin_capture(stream);

@@ -21,8 +21,8 @@ struct Context {
   bool graph;      // st, nccl: replay a captured block (--graph)
 };
 
-// A block of exchanges captured once into a graph (CUDA graph; MPIX_Host_graph on the host
-// backend) and replayed at each run of that many exchanges. Declare it after what the captured
+// A block of exchanges, enqueued eagerly or captured once into a graph (CUDA graph;
+// MPIX_Host_graph on the host backend) and replayed at each run of that many exchanges. Declare it after what the captured
 // work uses (windows, communicators), so it is destroyed first.
 class CapturedBlock {
  public:
@@ -30,9 +30,10 @@ class CapturedBlock {
   CapturedBlock(const CapturedBlock &) = delete;
   CapturedBlock &operator=(const CapturedBlock &) = delete;
   ~CapturedBlock();
-  // Replays the graph of `count` exchanges, capturing it with enqueue(count) first if needed;
-  // returns with the stream synchronised.
-  void run(void *stream, int count, const std::function<void(int)> &enqueue);
+  // Runs `count` exchanges and returns with the stream synchronised: with `capture`, replays the
+  // graph of `count` exchanges (recording it with enqueue(count) first if needed); otherwise
+  // enqueues them eagerly.
+  void run(void *stream, int count, bool capture, const std::function<void(int)> &enqueue);
 
  private:
   void *graph_ = nullptr;

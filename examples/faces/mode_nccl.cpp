@@ -47,14 +47,7 @@ class NcclExchange final : public Exchange {
            (c_.graph ? "; eager (captured NCCL send/recv hung on the test machine: FACES_NCCL_GRAPH=1 captures)" : "");
   }
 
-  void run(int count) override {
-    if (capture_) {
-      captured_.run(c_.stream, count, [this](int n) { enqueue(n); });
-      return;
-    }
-    enqueue(count);
-    xdev::stream_sync(c_.stream);
-  }
+  void run(int count) override { block_.run(c_.stream, count, capture_, [this](int n) { enqueue(n); }); }
 
  private:
   void enqueue(int count) {
@@ -87,7 +80,7 @@ class NcclExchange final : public Exchange {
   const bool capture_ = c_.graph && std::getenv("FACES_NCCL_GRAPH") && std::string(std::getenv("FACES_NCCL_GRAPH")) == "1";
   Buffers buffers_;
   ncclComm_t comm_ = nullptr;
-  CapturedBlock captured_;  // last: its graph goes before the communicator
+  CapturedBlock block_;  // last: its graph goes before the communicator
 };
 
 }  // namespace

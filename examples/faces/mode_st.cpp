@@ -22,14 +22,7 @@ class StExchange final : public Exchange {
     return "MPIX_Win_*_stream, one synchronisation per block";
   }
 
-  void run(int count) override {
-    if (c_.graph) {
-      captured_.run(c_.stream, count, [this](int n) { enqueue(n); });
-      return;
-    }
-    enqueue(count);
-    xdev::stream_sync(c_.stream);
-  }
+  void run(int count) override { block_.run(c_.stream, count, c_.graph, [this](int n) { enqueue(n); }); }
 
  private:
   void enqueue(int count) {
@@ -51,7 +44,7 @@ class StExchange final : public Exchange {
   Context c_;
   Buffers buffers_;
   NeighbourWindow window_;
-  CapturedBlock captured_;  // last: its graph goes before the window
+  CapturedBlock block_;  // last: its graph goes before the window
 };
 
 }  // namespace

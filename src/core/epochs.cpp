@@ -166,6 +166,17 @@ Result refuse_capture(const char *call, const Window &w, int peer, const char *w
                   "enqueue this epoch outside the capture");
 }
 
+// An exposure epoch (its post or its wait) can be captured only if every origin signals it by a
+// plain store: a node-local peer, into a window that does not mirror itself to the network.
+Result refuse_captured_origins(const char *call, const Window &w, const std::vector<int> &origins) {
+  for (int o : origins) {
+    if (!w.peers[o].node_local) return refuse_capture(call, w, o, "is on another node");
+    if (w.remote && w.remote->mirrors)
+      return refuse_capture(call, w, o, "is an origin of a window that mirrors itself to the network");
+  }
+  return ok();
+}
+
 }  // namespace
 
 Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stream_mode) {
@@ -179,12 +190,8 @@ Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stre
   if (stream_mode) {
     bool captured = false;
     if (Result r = capturing(stream, &captured)) return r;
-    for (int o : origins) {
-      if (captured && !w.peers[o].node_local)
-        return refuse_capture("MPIX_Win_post_stream", w, o, "is on another node");
-      if (captured && w.remote && w.remote->mirrors)
-        return refuse_capture("MPIX_Win_post_stream", w, o, "is an origin of a window that mirrors itself to the network");
-    }
+    if (captured)
+      if (Result r = refuse_captured_origins("MPIX_Win_post_stream", w, origins)) return r;
     thread_local gpu::WorkList list;
     list.clear();
     remote::mirror(w, origins, list);
@@ -291,12 +298,8 @@ Result wait(Window &w, void *stream, bool stream_mode) {
   if (stream_mode) {
     bool captured = false;
     if (Result r = capturing(stream, &captured)) return r;
-    for (int o : e.origins) {
-      if (captured && !w.peers[o].node_local)
-        return refuse_capture("MPIX_Win_wait_stream", w, o, "is on another node");
-      if (captured && w.remote && w.remote->mirrors)
-        return refuse_capture("MPIX_Win_wait_stream", w, o, "is an origin of a window that mirrors itself to the network");
-    }
+    if (captured)
+      if (Result r = refuse_captured_origins("MPIX_Win_wait_stream", w, e.origins)) return r;
     thread_local gpu::WorkList list;
     list.clear();
     for (int o : e.origins) {
