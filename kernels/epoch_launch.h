@@ -1,5 +1,6 @@
 // Host-side entry to the merged epoch kernel, built once per device runtime (CUDA or HIP).
 #pragma once
+#include "coll_args.h"
 #include "work_items.h"
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
@@ -14,3 +15,5 @@ using mpix_gpu_stream_t = cudaStream_t;
 
 // Returns the runtime's error code (0 on success).
 int mpix_launch_epoch_kernel(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream);
+// One collective call (coll_schedules.h); blocks must all run at once (grid barriers).
+int mpix_launch_coll_kernel(const mpix::coll::Args &args, int blocks, int threads, void *stream);

@@ -57,7 +57,7 @@ enum Dtype : uint8_t { kInt32 = 0, kInt64 = 1, kFloat = 2, kDouble = 3 };
 enum AccOp : uint8_t { kSum = 0, kMax = 1, kMin = 2, kReplace = 3 };
 
 // What a wait waits for: named in watchdog reports.
-enum WaitReason : uint8_t { kWaitPost = 0, kWaitComplete = 1, kFreedWindow = 2 };
+enum WaitReason : uint8_t { kWaitPost = 0, kWaitComplete = 1, kFreedWindow = 2, kWaitCollective = 3 };
 
 enum ItemFlags : uint8_t {
   kDstRemoteCma = 1,  // host backend: dst is an address in process `peer` (cross-memory attach)

@@ -42,6 +42,26 @@ int MPIX_Win_wait_stream(MPI_Win win, void *stream);
  * window's next epoch call or, on the host backend, the synchronisation of the stream. */
 int MPIX_St_check(MPI_Win win);
 
+/* ---- Stream-ordered collectives ------------------------------------------------------------- *
+ * MPI's semantics and argument order, with the stream last. Each call is enqueued on `stream` and
+ * returns at once; the stream runs it (one kernel launch per call where every rank of `comm` is
+ * on one node), so nothing waits on the host. Buffers are device memory on GPU backends (any
+ * memory on the host backend). MPI_IN_PLACE where MPI allows it. Reductions take 8-, 32- and
+ * 64-bit integers, float and double with MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN (and MPI_BAND,
+ * MPI_BOR, MPI_BXOR on integers); every rank gets bit-identical results. Collectives on one
+ * communicator run in the order they were called, on one stream (or streams ordered by the
+ * application). The first call on a communicator is collective set-up and cannot be captured into
+ * a graph; later ones can. Algorithms: MPIX_ST_<COLL>_ALGO (README, "Collectives"). */
+int MPIX_Allreduce_stream(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm, void *stream);
+int MPIX_Reduce_stream(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                       MPI_Comm comm, void *stream);
+int MPIX_Bcast_stream(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm, void *stream);
+int MPIX_Allgather_stream(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, void *stream);
+int MPIX_Alltoall_stream(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm, void *stream);
+
 /* ---- Host backend streams (in-order worker threads) ------------------------------------------ */
 typedef struct mpix_host_stream *MPIX_Host_stream;
 int MPIX_Host_stream_create(MPIX_Host_stream *stream);

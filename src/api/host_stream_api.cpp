@@ -28,6 +28,15 @@ Result check_host_stream(const void *stream, const char *call) {
 }
 }  // namespace
 
+Result mpix::api::check_stream(void *stream) {
+  if (std::string(mpix::gpu::backend().name()) != "host") return mpix::core::ok();
+  if (!stream) return fail(MPI_ERR_ARG, "stream is NULL: the host backend needs an MPIX_Host_stream");
+  if (!is_live_host_stream(stream))
+    return fail(MPI_ERR_ARG, "stream is not an MPIX_Host_stream of MPIX_Host_stream_create (destroyed already, or "
+                             "never created)");
+  return mpix::core::ok();
+}
+
 bool mpix::api::is_live_host_stream(const void *stream) {
   std::lock_guard<std::mutex> lock(g_streams_mu);
   return g_streams.count(stream) != 0;

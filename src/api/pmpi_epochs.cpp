@@ -29,15 +29,6 @@ Window *enter(MPI_Win win, const char *call, Result *r) {
   return w;
 }
 
-Result check_stream(void *stream) {
-  if (std::strcmp(mpix::gpu::backend().name(), "host") != 0) return mpix::core::ok();
-  if (!stream) return mpix::core::fail(MPI_ERR_ARG, "stream is NULL: the host backend needs an MPIX_Host_stream");
-  if (!mpix::api::is_live_host_stream(stream))
-    return mpix::core::fail(MPI_ERR_ARG, "stream is not an MPIX_Host_stream of MPIX_Host_stream_create (destroyed "
-                                         "already, or never created)");
-  return mpix::core::ok();
-}
-
 // Assert bits other than these are refused on managed windows (MPI defines no others for them).
 constexpr int kStartAsserts = MPI_MODE_NOCHECK | MPIX_MODE_STREAM;
 constexpr int kPostAsserts = MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT;
@@ -78,21 +69,21 @@ extern "C" {
 
 int MPIX_Win_post_stream(MPI_Group group, MPI_Win win, void *stream) {
   return on_managed(win, "MPIX_Win_post_stream", [&](Window &w) {
-    if (Result r = check_stream(stream)) return r;
+    if (Result r = mpix::api::check_stream(stream)) return r;
     return mpix::core::post(w, group, 0, stream, true);
   });
 }
 
 int MPIX_Win_complete_stream(MPI_Win win, void *stream) {
   return on_managed(win, "MPIX_Win_complete_stream", [&](Window &w) {
-    if (Result r = check_stream(stream)) return r;
+    if (Result r = mpix::api::check_stream(stream)) return r;
     return mpix::core::complete(w, stream, true);
   });
 }
 
 int MPIX_Win_wait_stream(MPI_Win win, void *stream) {
   return on_managed(win, "MPIX_Win_wait_stream", [&](Window &w) {
-    if (Result r = check_stream(stream)) return r;
+    if (Result r = mpix::api::check_stream(stream)) return r;
     return mpix::core::wait(w, stream, true);
   });
 }

@@ -3,6 +3,7 @@
 // right before it stops.
 #include <mpi.h>
 
+#include "../coll/context.h"
 #include "../core/internode.h"
 
 extern "C" {
@@ -20,6 +21,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 }
 
 int MPI_Finalize(void) {
+  mpix::coll::release_all_contexts();
   mpix::core::internode::close();
   return PMPI_Finalize();
 }

@@ -353,6 +353,12 @@ Result take_watchdog_error(uint32_t window_id, const void *stream) {
     return fail(MPI_ERR_WIN, "a graph holding captured epochs of window " + std::to_string(rep.window_id) +
                                  " was replayed after MPI_Win_free of that window; the replayed epoch did "
                                  "nothing (free such graphs before their windows)");
+  if (rep.reason == work::kWaitCollective)
+    return fail(MPI_ERR_OTHER, "watchdog: a stream collective (communicator " + std::to_string(rep.window_id) +
+                                   ") gave up after " + std::to_string(config().watchdog_ns / 1000000) +
+                                   " ms waiting for round " + std::to_string(rep.expected) + " from rank " +
+                                   std::to_string(rep.peer) + " (the flag holds " + std::to_string(rep.observed) +
+                                   "); the rest of the call was skipped, its results are undefined");
   return fail(MPI_ERR_OTHER, "watchdog: a stream wait on window " + std::to_string(rep.window_id) + " gave up after " +
                                  std::to_string(config().watchdog_ns / 1000000) + " ms waiting for " +
                                  (rep.reason == work::kWaitPost ? "post" : "complete") + " #" +

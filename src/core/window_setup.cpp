@@ -20,7 +20,7 @@
 namespace mpix::core {
 namespace {
 
-std::atomic<uint32_t> g_next_window_id{1};
+std::atomic<uint32_t> g_next_object_id{1};
 
 struct PeerRecord {
   gpu::RegionHandle data, flags;
@@ -171,6 +171,8 @@ Result create_underlying(void *base, MPI_Aint size, int disp_unit, MPI_Info info
 
 }  // namespace
 
+uint32_t next_object_id() { return g_next_object_id++; }
+
 Result check_window_info(MPI_Info info) {
   if (info == MPI_INFO_NULL) return ok();
   struct Key {
@@ -252,7 +254,7 @@ Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
 
   auto w = std::make_unique<Window>();
   w->handle = *win;
-  w->id = g_next_window_id++;
+  w->id = next_object_id();
   w->base = base;
   w->bytes = static_cast<uint64_t>(size);
   w->disp_unit = disp_unit;

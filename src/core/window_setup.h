@@ -6,6 +6,10 @@
 
 namespace mpix::core {
 
+// Ids of windows and of communicators' collective state, from one sequence: watchdog reports name
+// them, so they never collide.
+uint32_t next_object_id();
+
 // The library's info keys with a value it does not know (MPI_ERR_INFO_VALUE): mpix_st and
 // mpix_st_staged_get_accumulate take true/false (or 1/0), mpix_st_memory device/host.
 Result check_window_info(MPI_Info info);

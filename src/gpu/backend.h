@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../../kernels/coll_args.h"
 #include "../../kernels/work_items.h"
 
 namespace mpix::gpu {
@@ -112,6 +113,12 @@ class Backend {
 
   // Enqueue a work list on `stream` as one stream operation (more only when it exceeds one launch).
   virtual int enqueue(void *stream, const WorkList &list) = 0;
+  // Enqueue one collective call (kernels/coll_args.h) on `stream` as one stream operation. The
+  // backend fills args.mailbox and args.barrier.
+  virtual int enqueue_collective(void *stream, coll::Args args) = 0;
+  // Copies host data into memory this backend allocated (flags, window memory), synchronously.
+  // Not for use while a stream of this process is being captured.
+  virtual int copy_to_device(void *dst, const void *src, size_t bytes) = 0;
   // Run a work list now and wait for it (host-driven RMA).
   virtual int execute(const WorkList &list) = 0;
   virtual int synchronize(void *stream) = 0;

@@ -20,6 +20,7 @@ namespace {
 constexpr uint32_t kIpcRegion = 1;
 constexpr int kThreadsPerBlock = 512;
 constexpr uint32_t kTicketSlots = 4096;
+constexpr uint32_t kBarrierSlots = 4096;  // collective launches: 4 words each, reset by the launch
 
 class DeviceBackend final : public Backend {
  public:
@@ -35,6 +36,8 @@ class DeviceBackend final : public Backend {
       sms = 0;
     // Copy grid: one block per MPIX_ST_COPY_BLOCK_KIB of data, at most MPIX_ST_COPY_BLOCKS_PER_SM per SM.
     max_blocks_ = (sms > 0 ? sms : 32) * static_cast<int>(env_u64("MPIX_ST_COPY_BLOCKS_PER_SM", 2));
+    // Collective grids wait at grid barriers: at most one block per SM, so all of them run at once.
+    coll_max_blocks_ = sms > 0 ? sms : 16;
     bytes_per_block_ = env_u64("MPIX_ST_COPY_BLOCK_KIB", 64) * 1024;
     if (max_blocks_ < 1) max_blocks_ = 1;
     if (bytes_per_block_ == 0) bytes_per_block_ = 64 * 1024;
@@ -42,6 +45,8 @@ class DeviceBackend final : public Backend {
     if (gpuHostAlloc(reinterpret_cast<void **>(&mailbox_), sizeof *mailbox_, gpuHostAllocMapped) != gpuSuccess ||
         MPIX_GPU(Malloc)(reinterpret_cast<void **>(&tickets_), kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(Memset)(tickets_, 0, kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
+        MPIX_GPU(Malloc)(reinterpret_cast<void **>(&barriers_), kBarrierSlots * 4 * sizeof(uint32_t)) != gpuSuccess ||
+        MPIX_GPU(Memset)(barriers_, 0, kBarrierSlots * 4 * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(Malloc)(reinterpret_cast<void **>(&alive_), work::kAliveSlots * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(Memset)(alive_, 0, work::kAliveSlots * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(StreamCreateWithFlags)(&internal_, gpuStreamNonBlocking) != gpuSuccess) {
@@ -205,6 +210,28 @@ class DeviceBackend final : public Backend {
       ++launches_;
     }
     return launch_all(stream, tail, true, work::kSkipIfWatchdogFired);
+  }
+
+  // One launch per call; the grid grows with the bytes a round pushes, up to one block per SM.
+  int enqueue_collective(void *stream, coll::Args args) override {
+    const uint64_t round_bytes = std::min(args.count, args.round_elems) * coll::elem_size(args.dtype) *
+                                 static_cast<uint64_t>(std::max(1, args.size - 1));
+    const int blocks = static_cast<int>(
+        std::min<uint64_t>(coll_max_blocks_, std::max<uint64_t>(1, round_bytes / bytes_per_block_)));
+    args.mailbox = reinterpret_cast<uint64_t>(mailbox_);
+    args.barrier = reinterpret_cast<uint64_t>(barriers_ + 4 * (next_barrier_.fetch_add(1) % kBarrierSlots));
+    const int err = mpix_launch_coll_kernel(args, blocks, kThreadsPerBlock, stream);
+    if (err != 0)
+      return fail(kErrRuntime,
+                  std::string("collective kernel launch: ") + MPIX_GPU(GetErrorString)(static_cast<gpuError_t>(err)));
+    ++launches_;
+    return kOk;
+  }
+
+  int copy_to_device(void *dst, const void *src, size_t bytes) override {
+    gpuError_t e = MPIX_GPU(MemcpyAsync)(dst, src, bytes, MPIX_GPU(MemcpyHostToDevice), internal_);
+    if (e == gpuSuccess) e = MPIX_GPU(StreamSynchronize)(internal_);
+    return check(e, "copy to device");
   }
 
   int execute(const WorkList &list) override {
@@ -378,6 +405,9 @@ class DeviceBackend final : public Backend {
   work::WatchdogMailbox *mailbox_ = nullptr;  // host-mapped, written by a timed-out wait
   uint32_t *tickets_ = nullptr;               // block-completion counters of multi-block launches
   std::atomic<uint32_t> next_ticket_{0};
+  uint32_t *barriers_ = nullptr;  // grid-barrier words of collective launches (kBarrierSlots x 4)
+  std::atomic<uint32_t> next_barrier_{0};
+  int coll_max_blocks_ = 16;
   uint32_t *alive_ = nullptr;                 // live windows (work::window_alive_slot), device memory
   gpuStream_t internal_ = nullptr;  // host-driven RMA runs its copies here
   mutable std::mutex mu_;

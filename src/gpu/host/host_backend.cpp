@@ -124,6 +124,23 @@ class HostBackend final : public Backend {
     return kOk;
   }
 
+  int enqueue_collective(void *stream, coll::Args args) override {
+    if (!stream) return fail(kErrUnsupported, "null stream: the host backend needs an MPIX_Host_stream");
+    ++ops_;
+    static_cast<mpix_host_stream *>(stream)->stream.enqueue([this, args, stream] {
+      WatchdogReport report;
+      const int st = host_exec::run_collective(args, &report);
+      if (st == kErrTimeout) keep_report(report, stream);
+      return st;
+    });
+    return kOk;
+  }
+
+  int copy_to_device(void *dst, const void *src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+    return kOk;
+  }
+
   int execute(const WorkList &list) override { return run_list(list, nullptr); }
 
   int synchronize(void *stream) override {
@@ -188,19 +205,23 @@ class HostBackend final : public Backend {
                           std::to_string(report.expected) + ", the flag holds " + std::to_string(report.observed) + ")");
     }
     if (st == kErrTimeout) {
-      report.stream = stream;
-      std::lock_guard<std::mutex> lock(mu_);
-      auto same = std::find_if(watchdog_.begin(), watchdog_.end(), [&](const WatchdogReport &r) {
-        return r.window_id == report.window_id && r.stream == report.stream;
-      });
-      if (same != watchdog_.end())
-        ++same->more;
-      else
-        watchdog_.push_back(report);
+      keep_report(report, stream);
     } else if (st != kOk) {
       fail(st, why);
     }
     return st;
+  }
+
+  void keep_report(WatchdogReport report, const void *stream) {
+    report.stream = stream;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto same = std::find_if(watchdog_.begin(), watchdog_.end(), [&](const WatchdogReport &r) {
+      return r.window_id == report.window_id && r.stream == report.stream;
+    });
+    if (same != watchdog_.end())
+      ++same->more;
+    else
+      watchdog_.push_back(report);
   }
 
   int fail(int status, std::string why) {

@@ -174,6 +174,12 @@ bool wait_all(const std::vector<Item> &waits, const WorkList &list, WatchdogRepo
 
 }  // namespace
 
+bool wait_at_least(const uint64_t *flag, uint64_t want, uint64_t watchdog_ns, uint64_t *seen) {
+  Item it{};
+  it.a = reinterpret_cast<uint64_t>(flag);
+  return wait_item(it, want, watchdog_ns, seen);
+}
+
 int run(const WorkList &list, WatchdogReport *report, std::string *why) {
   // A wait the watchdog ends skips the rest of the epoch, but the list still counts as run.
   if (!wait_all(list.waits, list, report)) {

@@ -1,0 +1,72 @@
+// The description of one stream-ordered collective call, shared by the core, the host backend and
+// the device kernel (DESIGN.md §5). Plain data: it travels to the GPU by value as kernel parameters.
+//
+// Every rank of a communicator owns a scratch area that all its node-local peers map (two halves,
+// used by alternate rounds) and a flag area they store to. A call is cut into rounds that fit a
+// half; rounds are numbered by a device-resident cursor, so a captured call replays as the next
+// rounds. Flags only grow:
+//   arrive(step, src) = r   src's data of step `step` of round r lies in my scratch half r & 1
+//   freed(src)        = r+2 src has finished reading its own scratch for round r: I may write
+//                            round r + 2 (the same half) into it
+// freed starts at 2, so rounds 1 and 2 need nobody's permission.
+#pragma once
+#include <cstdint>
+
+#include "work_items.h"
+
+namespace mpix::coll {
+
+enum Kind : uint8_t { kAllreduce = 0, kReduce = 1, kBcast = 2, kAllgather = 3, kAlltoall = 4 };
+
+// Algorithms (node-local, one launch per call):
+//   kOneShot  every rank pushes its data into every peer's scratch; each reduces or copies out alone
+//   kTwoShot  allreduce as reduce-scatter then allgather, both by direct pushes: each rank reduces
+//             one n-th and pushes the result to every peer (moves 2x the data of one-shot's n-th)
+enum Algo : uint8_t { kAuto = 0, kOneShot = 1, kTwoShot = 2 };
+
+enum Dtype : uint8_t {
+  kInt8 = 0, kUint8 = 1, kInt32 = 2, kUint32 = 3, kInt64 = 4, kUint64 = 5, kFloat = 6, kDouble = 7,
+  kBytes = 8,  // no arithmetic: moved only (bcast, allgather, alltoall)
+};
+enum Op : uint8_t { kSum = 0, kProd = 1, kMax = 2, kMin = 3, kBand = 4, kBor = 5, kBxor = 6, kNoOp = 7 };
+
+inline constexpr uint32_t elem_size(uint8_t d) {
+  return d == kInt8 || d == kUint8 || d == kBytes ? 1u : d == kInt32 || d == kUint32 || d == kFloat ? 4u : 8u;
+}
+
+// Steps that carry data within one round (arrive flags per source).
+constexpr int kSteps = 2;
+
+// Flag area of a rank (64-bit words), for a communicator of n ranks.
+struct FlagLayout {
+  static constexpr uint64_t arrive(int step, int src, int n) { return static_cast<uint64_t>(step) * n + src; }
+  static constexpr uint64_t freed(int src, int n) { return static_cast<uint64_t>(kSteps) * n + src; }
+  static constexpr uint64_t cursor(int n) { return static_cast<uint64_t>(kSteps + 1) * n; }  // rounds run
+  static constexpr uint64_t words(int n) { return cursor(n) + 1; }
+};
+
+// Addresses of every rank's scratch and flags as this process reaches them, by communicator rank.
+struct PeerTable {
+  uint64_t scratch;  // base of that rank's scratch (two halves of Args::half_bytes)
+  uint64_t flags;    // base of that rank's flag area
+};
+
+struct Args {
+  uint8_t kind, algo, dtype, op;
+  int32_t rank, size, root;
+  uint64_t count;       // elements: of the whole vector (allreduce, reduce, bcast) or of one rank's
+                        // block (allgather, alltoall)
+  uint64_t sendbuf, recvbuf;
+  uint64_t table;       // PeerTable[size], memory the executing stream reads
+  uint64_t half_bytes;  // bytes of one scratch half
+  uint64_t rounds;      // rounds of this call (the cursor advances by this much)
+  uint64_t round_elems; // elements one round moves (see the schedules)
+  uint32_t comm_id;     // diagnostics: named in watchdog reports
+  uint32_t pad;
+  uint64_t watchdog_ns;  // 0: waits never time out
+  uint64_t mailbox;      // work::WatchdogMailbox (device backends)
+  uint64_t barrier;      // device backends: two zeroed words for the grid's barriers, reset at exit
+};
+static_assert(sizeof(Args) <= 256, "collective arguments are kernel parameters");
+
+}  // namespace mpix::coll

@@ -1,0 +1,194 @@
+// The collective kernel: one launch runs a whole collective call (kernels/coll_schedules.h).
+// Every thread walks the same schedule; copies and reductions are shared by the grid; each block's
+// first thread polls the flags a step waits for; grid barriers order data before the signals that
+// announce it, and one thread stores those. Blocks never outnumber what the device runs at once
+// (the backend sizes the grid), so a grid barrier cannot wait for a block that is not running.
+// The same source builds as CUDA (nvcc) and HIP (hipcc -x hip).
+#include <cstdio>
+
+#include "coll_schedules.h"
+#include "device_atomics.h"
+#include "device_copy.h"
+#include "epoch_launch.h"
+
+namespace {
+using mpix::coll::Args;
+
+// Words of a launch's barrier slot: blocks arrived at barriers, blocks finished, abandoned (a
+// wait timed out: every spin ends). The last block to finish resets them for the next launch
+// (or replay) that uses the slot.
+enum BarrierWord { kArrived = 0, kFinished = 1, kAbandoned = 2 };
+
+template <typename T>
+__device__ void reduce_elements(void *const *dsts, int ndst, const void *const *srcs, int nsrc, uint64_t n,
+                                uint8_t op, uint64_t tid, uint64_t nthreads) {
+  // 16-byte vectors when every pointer allows it: one load per source per 16 bytes.
+  constexpr int kLanes = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
+  uintptr_t bits = 0;
+  for (int s = 0; s < nsrc; ++s) bits |= reinterpret_cast<uintptr_t>(srcs[s]);
+  for (int d = 0; d < ndst; ++d) bits |= reinterpret_cast<uintptr_t>(dsts[d]);
+  uint64_t done = 0;
+  if ((bits & 15) == 0 && sizeof(T) <= 16) {
+    const uint64_t nvec = n / kLanes;
+    for (uint64_t v = tid; v < nvec; v += nthreads) {
+      union {
+        uint4 raw;
+        T lane[kLanes];
+      } acc, in;
+      acc.raw = reinterpret_cast<const uint4 *>(srcs[0])[v];
+      for (int s = 1; s < nsrc; ++s) {
+        in.raw = reinterpret_cast<const uint4 *>(srcs[s])[v];
+#pragma unroll
+        for (int l = 0; l < kLanes; ++l) acc.lane[l] = mpix::coll::reduce_op<T>(op, acc.lane[l], in.lane[l]);
+      }
+      for (int d = 0; d < ndst; ++d) reinterpret_cast<uint4 *>(dsts[d])[v] = acc.raw;
+    }
+    done = nvec * kLanes;
+  }
+  for (uint64_t i = done + tid; i < n; i += nthreads) {
+    T acc = static_cast<const T *>(srcs[0])[i];
+    for (int s = 1; s < nsrc; ++s) acc = mpix::coll::reduce_op<T>(op, acc, static_cast<const T *>(srcs[s])[i]);
+    for (int d = 0; d < ndst; ++d) static_cast<T *>(dsts[d])[i] = acc;
+  }
+}
+
+class DeviceCollExecutor {
+ public:
+  __device__ explicit DeviceCollExecutor(const Args &a, int *failed)
+      : a_(a), failed_(failed), words_(reinterpret_cast<unsigned int *>(a.barrier)),
+        tid_(uint64_t(blockIdx.x) * blockDim.x + threadIdx.x), nthreads_(uint64_t(gridDim.x) * blockDim.x) {}
+
+  // Uniform within a block: *failed_ changes only between barriers of the block's threads.
+  __device__ bool ok() const { return !*failed_; }
+
+  __device__ uint64_t cursor() const {
+    return *reinterpret_cast<const volatile uint64_t *>(cursor_word());
+  }
+
+  __device__ void wait(const uint64_t *flag, uint64_t want, int peer) {
+    if (threadIdx.x == 0 && !*failed_) {
+      const uint64_t start = a_.watchdog_ns ? mpix_clock_ns() : 0;
+      uint64_t seen;
+      while ((seen = mpix_load_acquire_sys(flag)) < want) {
+        if (abandoned()) {
+          *failed_ = 1;
+          break;
+        }
+        if (a_.watchdog_ns && mpix_clock_ns() - start > a_.watchdog_ns) {
+          report(peer, want, seen);
+          *failed_ = 1;
+          break;
+        }
+      }
+    }
+    __syncthreads();
+  }
+
+  __device__ void copy(void *dst, const void *src, uint64_t bytes) {
+    if (!*failed_) copy_bytes(static_cast<char *>(dst), static_cast<const char *>(src), bytes, tid_, nthreads_);
+  }
+
+  __device__ void reduce(void *const *dsts, int ndst, const void *const *srcs, int nsrc, uint64_t n) {
+    if (*failed_) return;
+    switch (a_.dtype) {
+#define MPIX_REDUCE_CASE(code, T) \
+  case mpix::coll::code: reduce_elements<T>(dsts, ndst, srcs, nsrc, n, a_.op, tid_, nthreads_); break;
+      MPIX_REDUCE_CASE(kInt8, int8_t)
+      MPIX_REDUCE_CASE(kUint8, uint8_t)
+      MPIX_REDUCE_CASE(kInt32, int32_t)
+      MPIX_REDUCE_CASE(kUint32, uint32_t)
+      MPIX_REDUCE_CASE(kInt64, long long)
+      MPIX_REDUCE_CASE(kUint64, unsigned long long)
+      MPIX_REDUCE_CASE(kFloat, float)
+      MPIX_REDUCE_CASE(kDouble, double)
+#undef MPIX_REDUCE_CASE
+      default: break;
+    }
+  }
+
+  // The block's stores, fenced at system scope by one thread after the block barrier (fences are
+  // cumulative), then every block's arrival; the first thread of block 0 signals afterwards.
+  __device__ void barrier() {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      mpix_fence_sys();
+      ++barriers_;
+      if (gridDim.x > 1 && !*failed_) {
+        atomicAdd(words_ + kArrived, 1u);
+        const unsigned int target = barriers_ * gridDim.x;
+        while (*reinterpret_cast<volatile unsigned int *>(words_ + kArrived) < target) {
+          if (abandoned()) {
+            *failed_ = 1;
+            break;
+          }
+        }
+        mpix_fence_sys();
+      }
+    }
+    __syncthreads();
+  }
+
+  __device__ void signal(uint64_t *flag, uint64_t value) {
+    if (tid_ == 0 && !*failed_) mpix_store_release_sys(flag, value);
+  }
+
+  // The last block to finish advances the cursor (every block read it long before) and resets
+  // the barrier slot.
+  __device__ void finish(uint64_t value) {
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    mpix_fence_sys();
+    if (gridDim.x > 1 && atomicAdd(words_ + kFinished, 1u) + 1 != gridDim.x) return;
+    mpix_store_release_sys(const_cast<uint64_t *>(cursor_word()), value);
+    if (gridDim.x > 1) {
+      atomicExch(words_ + kArrived, 0u);
+      atomicExch(words_ + kAbandoned, 0u);
+      atomicExch(words_ + kFinished, 0u);
+    }
+  }
+
+ private:
+  __device__ const uint64_t *cursor_word() const {
+    const auto *table = reinterpret_cast<const mpix::coll::PeerTable *>(a_.table);
+    return reinterpret_cast<const uint64_t *>(table[a_.rank].flags) + mpix::coll::FlagLayout::cursor(a_.size);
+  }
+  __device__ bool abandoned() const {
+    return gridDim.x > 1 && *reinterpret_cast<volatile unsigned int *>(words_ + kAbandoned);
+  }
+  __device__ void report(int peer, uint64_t want, uint64_t seen) {
+    if (gridDim.x > 1) atomicExch(words_ + kAbandoned, 1u);
+    auto *box = reinterpret_cast<mpix::work::WatchdogMailbox *>(a_.mailbox);
+    if (atomicCAS(&box->fired, 0u, 1u) != 0u) return;
+    box->window_id = a_.comm_id;
+    box->peer = peer;
+    box->reason = mpix::work::kWaitCollective;
+    box->expected = want;
+    box->observed = seen;
+    mpix_fence_sys();
+    printf("mpix-st watchdog: collective on communicator %u (rank %d) waited %llu ms for round %llu from rank %d "
+           "(flag at %llu)\n",
+           a_.comm_id, a_.rank, (unsigned long long)(a_.watchdog_ns / 1000000ull), (unsigned long long)want, peer,
+           (unsigned long long)seen);
+  }
+
+  const Args &a_;
+  int *failed_;
+  unsigned int *words_;
+  uint64_t tid_, nthreads_;
+  unsigned int barriers_ = 0;
+};
+
+__global__ void coll_kernel(const Args a) {
+  __shared__ int failed;
+  if (threadIdx.x == 0) failed = 0;
+  __syncthreads();
+  DeviceCollExecutor x(a, &failed);
+  mpix::coll::run_schedule(x, a);
+}
+
+}  // namespace
+
+int mpix_launch_coll_kernel(const mpix::coll::Args &args, int blocks, int threads, void *stream) {
+  coll_kernel<<<blocks, threads, 0, static_cast<mpix_gpu_stream_t>(stream)>>>(args);
+  return static_cast<int>(mpix_gpu_get_last_error());
+}

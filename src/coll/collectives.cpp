@@ -1,0 +1,101 @@
+#include "collectives.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "../../kernels/coll_schedules.h"
+#include "../core/config.h"
+#include "../core/epochs.h"
+#include "../gpu/backend.h"
+#include "context.h"
+
+namespace mpix::coll {
+namespace {
+
+const char *env_name(Kind k) {
+  switch (k) {
+    case kAllreduce: return "MPIX_ST_ALLREDUCE_ALGO";
+    case kReduce: return "MPIX_ST_REDUCE_ALGO";
+    case kBcast: return "MPIX_ST_BCAST_ALGO";
+    case kAllgather: return "MPIX_ST_ALLGATHER_ALGO";
+    default: return "MPIX_ST_ALLTOALL_ALGO";
+  }
+}
+
+// Allreduce above this many bytes on more than two ranks: two-shot (each rank reduces an n-th
+// instead of the whole vector). Two ranks move the same bytes either way and one-shot has one
+// flag exchange fewer.
+constexpr uint64_t kOneShotMaxBytes = 256 * 1024;
+
+Algo choose(const Call &call, const Context &c, Algo requested) {
+  if (call.kind != kAllreduce) return kOneShot;
+  if (requested != kAuto) return requested;
+  const uint64_t bytes = call.count * elem_size(call.dtype);
+  return c.size <= 2 || bytes <= kOneShotMaxBytes ? kOneShot : kTwoShot;
+}
+
+}  // namespace
+
+core::Result algorithm_from_env(Kind kind, Algo *out) {
+  *out = kAuto;
+  const char *v = std::getenv(env_name(kind));
+  if (!v || !*v || std::strcmp(v, "auto") == 0) return core::ok();
+  if (std::strcmp(v, "oneshot") == 0 || std::strcmp(v, "direct") == 0) {
+    *out = kOneShot;
+    return core::ok();
+  }
+  if (kind == kAllreduce && std::strcmp(v, "twoshot") == 0) {
+    *out = kTwoShot;
+    return core::ok();
+  }
+  return core::fail(MPI_ERR_ARG, std::string(env_name(kind)) + "=" + v + " names no algorithm of this collective (" +
+                                     (kind == kAllreduce ? "auto, oneshot, twoshot" : "auto, direct") + ")");
+}
+
+core::Result enqueue(const Call &call) {
+  gpu::Backend &be = gpu::backend();
+  bool capturing = false;
+  if (be.capture_status(call.stream, &capturing))
+    return core::fail(MPI_ERR_OTHER, "cannot tell whether the stream is capturing: " + be.last_error());
+  Algo requested = kAuto;
+  if (core::Result r = algorithm_from_env(call.kind, &requested)) return r;
+  Context *c = nullptr;
+  if (core::Result r = context_of(call.comm, capturing, &c)) return r;
+  if (!c->refused.empty()) return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, c->refused);
+  // A collective of this communicator that timed out earlier is reported by the next call on it.
+  if (core::Result r = core::take_watchdog_error(c->id, nullptr)) return r;
+  if (c->size > kMaxRanks)
+    return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "stream collectives handle communicators of up to " +
+                                                         std::to_string(kMaxRanks) + " ranks on one node");
+  if (call.count == 0) return core::ok();
+
+  Args a{};
+  a.kind = call.kind;
+  a.algo = choose(call, *c, requested);
+  a.dtype = call.dtype;
+  a.op = call.op;
+  a.rank = c->rank;
+  a.size = c->size;
+  a.root = call.root;
+  a.count = call.count;
+  a.sendbuf = reinterpret_cast<uint64_t>(call.sendbuf);
+  a.recvbuf = reinterpret_cast<uint64_t>(call.recvbuf);
+  a.table = reinterpret_cast<uint64_t>(c->table);
+  a.half_bytes = c->half_bytes;
+  a.round_elems = round_capacity(a.kind, a.algo, a.size, a.half_bytes, elem_size(a.dtype));
+  if (a.round_elems == 0)
+    return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "the collective scratch (MPIX_ST_COLL_SCRATCH_KIB) is too small "
+                                                     "for " + std::to_string(c->size) + " ranks");
+  a.rounds = (call.count + a.round_elems - 1) / a.round_elems;
+  a.comm_id = c->id;
+  a.watchdog_ns = core::config().watchdog_ns;
+  if (be.enqueue_collective(call.stream, a))
+    return core::fail(MPI_ERR_OTHER, "enqueue on the stream failed: " + be.last_error());
+  // A captured call runs at each replay instead: MPI_Comm_free cannot count on it (free the
+  // graph first, as with windows).
+  if (!capturing) c->rounds_enqueued += a.rounds;
+  return core::ok();
+}
+
+}  // namespace mpix::coll

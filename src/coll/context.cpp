@@ -1,0 +1,207 @@
+#include "context.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "../../kernels/coll_args.h"
+#include "../core/config.h"
+#include "../core/window_setup.h"
+#include "../topo/locality.h"
+
+namespace mpix::coll {
+namespace {
+
+// Scratch per rank and communicator, two halves of this (MPIX_ST_COLL_SCRATCH_KIB): device memory
+// is plentiful; the host backend's shared memory (/dev/shm) often is not.
+uint64_t default_half_bytes() {
+  if (const char *v = std::getenv("MPIX_ST_COLL_SCRATCH_KIB"); v && *v)
+    return std::max<uint64_t>(std::strtoull(v, nullptr, 10), 4) * 1024;
+  return std::string(gpu::backend().name()) == "host" ? 256 * 1024 : 4 * 1024 * 1024;
+}
+
+// The flag area: FlagLayout's words, then the PeerTable the executing stream reads.
+uint64_t flag_area_bytes(int n) { return FlagLayout::words(n) * sizeof(uint64_t) + n * sizeof(PeerTable); }
+
+struct Record {
+  gpu::RegionHandle scratch, flags;
+  uint64_t half_bytes;
+  int32_t pid;
+  int32_t ok;  // this rank made and exported its memory
+  topo::Locality where;
+};
+
+std::mutex g_mu;
+std::set<Context *> g_contexts;  // alive, for release_all_contexts
+int g_keyval = MPI_KEYVAL_INVALID;
+
+// Waits (bounded by the watchdog, if set) until every round enqueued outside captures has run:
+// the memory must outlive the streams' use of it. false: give up and leak rather than free memory
+// a stream may still touch.
+bool drained(const Context &c) {
+  gpu::Backend &be = gpu::backend();
+  const uint64_t *cursor = c.flags + FlagLayout::cursor(c.size);
+  const auto start = std::chrono::steady_clock::now();
+  while (be.read_flag(cursor) < c.rounds_enqueued) {
+    const uint64_t waited = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+    if (core::config().watchdog_ns && waited > core::config().watchdog_ns) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return true;
+}
+
+void destroy(Context *c) {
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_contexts.erase(c);
+  }
+  gpu::Backend &be = gpu::backend();
+  if (c->flags && !drained(*c)) {
+    std::fprintf(stderr, "mpix-st: collectives on communicator %u did not finish before it was freed; its scratch "
+                         "memory is leaked\n", c->id);
+    delete c;
+    return;
+  }
+  for (auto *regions : {&c->peer_scratch, &c->peer_flags})
+    for (gpu::MappedRegion &m : *regions) be.release_region(&m);
+  if (c->scratch) be.free_window_memory(c->scratch);
+  if (c->flags) be.free_flags(c->flags);
+  delete c;
+}
+
+int delete_attribute(MPI_Comm, int, void *value, void *) {
+  destroy(static_cast<Context *>(value));
+  return MPI_SUCCESS;
+}
+
+// Makes and maps the memory; every rank learns whether all succeeded and whether all are on one
+// node. Returns the error of this rank, or that of the first rank that failed.
+core::Result build(Context &c, MPI_Comm comm) {
+  gpu::Backend &be = gpu::backend();
+  PMPI_Comm_rank(comm, &c.rank);
+  PMPI_Comm_size(comm, &c.size);
+  std::string why;
+  Record mine{};
+  mine.half_bytes = default_half_bytes();
+  mine.pid = static_cast<int32_t>(getpid());
+  mine.where = topo::locate(comm, core::config().vnode_size);
+  void *flags = nullptr;
+  if (be.allocate_window_memory(2 * mine.half_bytes, &c.scratch)) {
+    why = "scratch allocation: " + be.last_error();
+    c.scratch = nullptr;
+  } else if (be.allocate_flags(flag_area_bytes(c.size), &flags)) {
+    why = "flag allocation: " + be.last_error();
+  } else {
+    c.flags = static_cast<uint64_t *>(flags);
+    // freed(src) starts at 2: rounds 1 and 2 write halves nobody has used yet.
+    std::vector<uint64_t> init(FlagLayout::words(c.size), 0);
+    for (int q = 0; q < c.size; ++q) init[FlagLayout::freed(q, c.size)] = 2;
+    if (be.copy_to_device(c.flags, init.data(), init.size() * sizeof(uint64_t)) ||
+        be.export_region(c.scratch, 2 * mine.half_bytes, &mine.scratch) ||
+        be.export_region(c.flags, flag_area_bytes(c.size), &mine.flags))
+      why = "sharing the collective memory: " + be.last_error();
+  }
+  mine.ok = why.empty();
+  std::vector<Record> all(c.size);
+  PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
+
+  int failed_rank = -1;
+  bool all_local = true;
+  c.half_bytes = mine.half_bytes;
+  for (int q = 0; q < c.size; ++q) {
+    if (!all[q].ok && failed_rank < 0) failed_rank = q;
+    all_local = all_local && all[q].where.same_node_as(mine.where);
+    c.half_bytes = std::min(c.half_bytes, all[q].half_bytes);
+  }
+  if (failed_rank >= 0)
+    return core::fail(core::resource_error_class(),
+                      why.empty() ? "rank " + std::to_string(failed_rank) + " could not make its collective memory"
+                                  : why);
+  if (!all_local) {
+    // Decided alike on every rank: each sees the same localities.
+    c.refused = "stream collectives across nodes are not built yet: every rank of the communicator must be on one "
+                "node (MPIX_ST_VNODE_SIZE splits this host into virtual nodes)";
+    return core::ok();
+  }
+  // Map every peer's memory; the table gives the stream each rank's addresses.
+  c.peer_scratch.assign(c.size, gpu::MappedRegion{});
+  c.peer_flags.assign(c.size, gpu::MappedRegion{});
+  std::vector<PeerTable> table(c.size);
+  for (int q = 0; q < c.size && why.empty(); ++q) {
+    if (q == c.rank) {
+      table[q] = PeerTable{reinterpret_cast<uint64_t>(c.scratch), reinterpret_cast<uint64_t>(c.flags)};
+      continue;
+    }
+    if (be.import_region(all[q].scratch, all[q].pid, &c.peer_scratch[q]) ||
+        be.import_region(all[q].flags, all[q].pid, &c.peer_flags[q])) {
+      why = "mapping rank " + std::to_string(q) + "'s collective memory: " + be.last_error();
+    } else if (c.peer_scratch[q].cma_pid || c.peer_flags[q].cma_pid) {
+      why = "rank " + std::to_string(q) + "'s collective memory cannot be mapped here";
+    }
+    table[q] = PeerTable{reinterpret_cast<uint64_t>(c.peer_scratch[q].base),
+                         reinterpret_cast<uint64_t>(c.peer_flags[q].base)};
+  }
+  c.table = c.flags + FlagLayout::words(c.size);
+  if (why.empty() && be.copy_to_device(c.table, table.data(), table.size() * sizeof(PeerTable)))
+    why = "collective table upload: " + be.last_error();
+  int mine_ok = why.empty(), all_ok = 0;
+  PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+  be.exported_region_mapped(c.scratch);
+  be.exported_region_mapped(c.flags);
+  if (!why.empty()) return core::fail(core::resource_error_class(), why);
+  if (!all_ok) return core::fail(core::resource_error_class(), "another rank could not map the collective memory");
+  return core::ok();
+}
+
+}  // namespace
+
+core::Result context_of(MPI_Comm comm, bool capturing, Context **out) {
+  *out = nullptr;
+  if (g_keyval == MPI_KEYVAL_INVALID &&
+      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_attribute, &g_keyval, nullptr) != MPI_SUCCESS)
+    return core::fail(MPI_ERR_OTHER, "cannot create the attribute key of collective state");
+  void *value = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &found) != MPI_SUCCESS)
+    return core::fail(MPI_ERR_COMM, "invalid communicator");
+  if (found) {
+    *out = static_cast<Context *>(value);
+    return core::ok();
+  }
+  if (capturing)
+    return core::fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                      "the first stream collective on a communicator makes its scratch memory (allocations and "
+                      "copies a stream capture forbids): call one collective on it outside the capture first (a "
+                      "count of 0 is enough)");
+  auto *c = new Context;
+  c->comm = comm;
+  c->id = core::next_object_id();
+  if (core::Result r = build(*c, comm)) {
+    destroy(c);
+    return r;
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_contexts.insert(c);
+  }
+  PMPI_Comm_set_attr(comm, g_keyval, c);
+  *out = c;
+  return core::ok();
+}
+
+void release_all_contexts() {
+  std::vector<Context *> alive;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    alive.assign(g_contexts.begin(), g_contexts.end());
+  }
+  for (Context *c : alive) PMPI_Comm_delete_attr(c->comm, g_keyval);  // its delete callback destroys it
+}
+
+}  // namespace mpix::coll

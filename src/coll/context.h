@@ -1,0 +1,40 @@
+// A communicator's collective state (DESIGN.md §5): scratch and flags every node-local peer maps,
+// made collectively at the communicator's first stream collective and kept on the communicator
+// as an attribute, so MPI_Comm_free (or MPI_Finalize) releases it.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../core/result.h"
+#include "../gpu/backend.h"
+
+namespace mpix::coll {
+
+struct Context {
+  MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator (the attribute's holder)
+  uint32_t id = 0;                // named in watchdog reports
+  int rank = 0, size = 0;
+  // Non-empty: collectives on this communicator are refused, and this says why (the same on every
+  // rank: decided together at creation).
+  std::string refused;
+  void *scratch = nullptr;   // two halves of half_bytes
+  uint64_t half_bytes = 0;   // the smallest any rank offered: every rank cuts rounds alike
+  uint64_t *flags = nullptr; // FlagLayout::words(size), peers store to it
+  void *table = nullptr;     // PeerTable[size], in memory the backend's streams read
+  std::vector<gpu::MappedRegion> peer_scratch, peer_flags;
+  // Rounds enqueued outside graph captures: the cursor reaches this once they have all run.
+  uint64_t rounds_enqueued = 0;
+};
+
+// The communicator's context, made now if it has none (collective over comm). `capturing`: the
+// caller's stream is being captured, where making one is not possible (allocations, copies).
+core::Result context_of(MPI_Comm comm, bool capturing, Context **out);
+
+// Releases every context still alive (before MPI_Finalize: the MPI need not delete attributes of
+// MPI_COMM_WORLD).
+void release_all_contexts();
+
+}  // namespace mpix::coll

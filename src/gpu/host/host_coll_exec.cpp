@@ -1,0 +1,80 @@
+// The host backend's executor of collective schedules (kernels/coll_schedules.h): one thread, the
+// stream's worker, runs every step; flags are atomics on shared memory.
+#include <atomic>
+#include <cstring>
+
+#include "../../../kernels/coll_schedules.h"
+#include "host_exec.h"
+
+namespace mpix::gpu::host_exec {
+namespace {
+
+template <typename T>
+void reduce_typed(void *const *dsts, int ndst, const void *const *srcs, int nsrc, uint64_t n, uint8_t op) {
+  for (uint64_t i = 0; i < n; ++i) {
+    T acc = static_cast<const T *>(srcs[0])[i];
+    for (int s = 1; s < nsrc; ++s) acc = coll::reduce_op<T>(op, acc, static_cast<const T *>(srcs[s])[i]);
+    for (int d = 0; d < ndst; ++d) static_cast<T *>(dsts[d])[i] = acc;
+  }
+}
+
+class HostCollExecutor {
+ public:
+  HostCollExecutor(const coll::Args &a, WatchdogReport *report) : a_(a), report_(report) {}
+
+  bool ok() const { return ok_; }
+  uint64_t cursor() const { return word(cursor_word()).load(std::memory_order_acquire); }
+  void wait(const uint64_t *flag, uint64_t want, int peer) {
+    if (!ok_) return;
+    uint64_t seen = 0;
+    if (wait_at_least(flag, want, a_.watchdog_ns, &seen)) return;
+    *report_ = WatchdogReport{a_.comm_id, peer, work::kWaitCollective, want, seen};
+    ok_ = false;
+  }
+  void copy(void *dst, const void *src, uint64_t bytes) {
+    if (ok_ && bytes) std::memmove(dst, src, bytes);
+  }
+  void reduce(void *const *dsts, int ndst, const void *const *srcs, int nsrc, uint64_t n) {
+    if (!ok_ || n == 0) return;
+    switch (a_.dtype) {
+#define MPIX_REDUCE_CASE(code, T) \
+  case coll::code: reduce_typed<T>(dsts, ndst, srcs, nsrc, n, a_.op); break;
+      MPIX_REDUCE_CASE(kInt8, int8_t)
+      MPIX_REDUCE_CASE(kUint8, uint8_t)
+      MPIX_REDUCE_CASE(kInt32, int32_t)
+      MPIX_REDUCE_CASE(kUint32, uint32_t)
+      MPIX_REDUCE_CASE(kInt64, int64_t)
+      MPIX_REDUCE_CASE(kUint64, uint64_t)
+      MPIX_REDUCE_CASE(kFloat, float)
+      MPIX_REDUCE_CASE(kDouble, double)
+#undef MPIX_REDUCE_CASE
+      default: break;
+    }
+  }
+  void barrier() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+  void signal(uint64_t *flag, uint64_t value) {
+    if (ok_) word(flag).store(value, std::memory_order_release);
+  }
+  // The cursor advances even after a timeout: the call is over, and the report says it failed.
+  void finish(uint64_t value) { word(cursor_word()).store(value, std::memory_order_release); }
+
+ private:
+  static std::atomic_ref<uint64_t> word(const uint64_t *p) { return std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(p)); }
+  const uint64_t *cursor_word() const {
+    const auto *table = reinterpret_cast<const coll::PeerTable *>(a_.table);
+    return reinterpret_cast<const uint64_t *>(table[a_.rank].flags) + coll::FlagLayout::cursor(a_.size);
+  }
+  const coll::Args &a_;
+  WatchdogReport *report_;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+int run_collective(const coll::Args &args, WatchdogReport *report) {
+  HostCollExecutor x(args, report);
+  coll::run_schedule(x, args);
+  return x.ok() ? kOk : kErrTimeout;
+}
+
+}  // namespace mpix::gpu::host_exec
