@@ -2,6 +2,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <cstdint>
+
 #include "result.h"
 
 namespace mpix::core {
