@@ -18,11 +18,17 @@ namespace mpix::coll {
 
 enum Kind : uint8_t { kAllreduce = 0, kReduce = 1, kBcast = 2, kAllgather = 3, kAlltoall = 4 };
 
-// Algorithms (node-local, one launch per call):
-//   kOneShot  every rank pushes its data into every peer's scratch; each reduces or copies out alone
-//   kTwoShot  allreduce as reduce-scatter then allgather, both by direct pushes: each rank reduces
-//             one n-th and pushes the result to every peer (moves 2x the data of one-shot's n-th)
-enum Algo : uint8_t { kAuto = 0, kOneShot = 1, kTwoShot = 2 };
+// Algorithms (node-local, one launch per call). Allreduce:
+//   kOneShot  every rank pushes its vector into every peer's scratch; each reduces alone
+//   kTwoShot  reduce-scatter then allgather, both by direct pushes: rank j reduces the j-th n-th
+//             and pushes the result to every peer
+//   kRing     reduce-scatter and allgather around the ring, 2(n-1) steps of an n-th each
+//   kGsb      gather to the root's shared buffer, one reduction there, broadcast (seed 000)
+//   kBtb      binomial tree reduction to the root, then down the same tree (seed 000)
+// Reduce: kOneShot (every rank pushes into the root's scratch). Bcast: kOneShot (the root pushes
+// into every peer's scratch: IPC multicast), kChain (pipelined chain in chunks, seed 003),
+// kBinomial (binomial tree). Allgather and alltoall: kOneShot (direct pushes).
+enum Algo : uint8_t { kAuto = 0, kOneShot = 1, kTwoShot = 2, kRing = 3, kGsb = 4, kBtb = 5, kChain = 6, kBinomial = 7 };
 
 enum Dtype : uint8_t {
   kInt8 = 0, kUint8 = 1, kInt32 = 2, kUint32 = 3, kInt64 = 4, kUint64 = 5, kFloat = 6, kDouble = 7,
@@ -34,14 +40,13 @@ inline constexpr uint32_t elem_size(uint8_t d) {
   return d == kInt8 || d == kUint8 || d == kBytes ? 1u : d == kInt32 || d == kUint32 || d == kFloat ? 4u : 8u;
 }
 
-// Steps that carry data within one round (arrive flags per source).
-constexpr int kSteps = 2;
-
-// Flag area of a rank (64-bit words), for a communicator of n ranks.
+// Flag area of a rank (64-bit words), for a communicator of n ranks: arrive flags for every
+// step of a round (a ring has 2(n-1)) and source, freed flags, the round cursor.
 struct FlagLayout {
+  static constexpr int steps(int n) { return n > 2 ? 2 * (n - 1) : 2; }
   static constexpr uint64_t arrive(int step, int src, int n) { return static_cast<uint64_t>(step) * n + src; }
-  static constexpr uint64_t freed(int src, int n) { return static_cast<uint64_t>(kSteps) * n + src; }
-  static constexpr uint64_t cursor(int n) { return static_cast<uint64_t>(kSteps + 1) * n; }  // rounds run
+  static constexpr uint64_t freed(int src, int n) { return static_cast<uint64_t>(steps(n)) * n + src; }
+  static constexpr uint64_t cursor(int n) { return static_cast<uint64_t>(steps(n) + 1) * n; }  // rounds run
   static constexpr uint64_t words(int n) { return cursor(n) + 1; }
 };
 

@@ -23,17 +23,33 @@ constexpr int kMaxRanks = 64;
 // Scratch slots are whole multiples of this, so vector copies stay aligned.
 constexpr uint64_t kSlotAlign = 64;
 
-// Bytes of one source's slot in a scratch half.
+// Bcast chunks of the pipelined chain (seed 003's chunk model; 512 KiB by default there).
+constexpr uint64_t kChainChunkBytes = 512 * 1024;
+
+// Slots a scratch half is cut into, and bytes of one (a multiple of kSlotAlign).
+MPIX_HOST_DEVICE inline uint64_t slot_count(uint8_t kind, uint8_t algo, int n) {
+  if (kind == kBcast) return 1;
+  if (kind != kAllreduce) return n;  // reduce, allgather, alltoall: one slot per source
+  switch (algo) {
+    case kTwoShot: return 2 * static_cast<uint64_t>(n);  // n sources' parts, n results
+    case kRing: return n > 1 ? 2 * static_cast<uint64_t>(n - 1) : 1;  // one per step
+    case kGsb:
+    case kBtb: return static_cast<uint64_t>(n) + 1;  // n sources' partials, the result
+    default: return n;
+  }
+}
 MPIX_HOST_DEVICE inline uint64_t slot_bytes(uint8_t kind, uint8_t algo, int n, uint64_t half_bytes) {
-  if (kind == kBcast) return half_bytes;
-  const uint64_t slots = kind == kAllreduce && algo == kTwoShot ? 2 * static_cast<uint64_t>(n) : n;
-  return half_bytes / slots / kSlotAlign * kSlotAlign;
+  uint64_t slot = half_bytes / slot_count(kind, algo, n) / kSlotAlign * kSlotAlign;
+  if (kind == kBcast && algo == kChain && slot > kChainChunkBytes) slot = kChainChunkBytes;
+  return slot;
 }
 
 // Elements one round moves (of the vector, or of each rank's block); 0: the scratch is too small.
+// Algorithms that cut the round into n parts move n slots' worth.
 MPIX_HOST_DEVICE inline uint64_t round_capacity(uint8_t kind, uint8_t algo, int n, uint64_t half_bytes, uint32_t elem) {
   const uint64_t per_slot = slot_bytes(kind, algo, n, half_bytes) / elem;
-  return kind == kAllreduce && algo == kTwoShot ? per_slot * n : per_slot;
+  const bool parts = kind == kAllreduce && (algo == kTwoShot || (algo == kRing && n > 1));
+  return parts ? per_slot * n : per_slot;
 }
 
 // Element-wise operators of the reductions, shared by host and device code.
@@ -79,10 +95,17 @@ class Schedule {
       switch (a_.kind) {
         case kAllreduce:
           if (a_.algo == kTwoShot) allreduce_two_shot(rd);
+          else if (a_.algo == kRing && n_ > 1) allreduce_ring(rd);
+          else if (a_.algo == kGsb) allreduce_gsb(rd);
+          else if (a_.algo == kBtb) allreduce_btb(rd);
           else reduce_one_shot(rd, true);
           break;
         case kReduce: reduce_one_shot(rd, false); break;
-        case kBcast: bcast(rd); break;
+        case kBcast:
+          if (a_.algo == kChain) bcast_chain(rd);
+          else if (a_.algo == kBinomial) bcast_binomial(rd);
+          else bcast(rd);
+          break;
         case kAllgather: gather_blocks(rd, false); break;
         default: gather_blocks(rd, true); break;
       }
@@ -99,6 +122,21 @@ class Schedule {
   MPIX_HOST_DEVICE uint64_t slot_bytes() const { return coll::slot_bytes(a_.kind, a_.algo, n_, a_.half_bytes); }
   MPIX_HOST_DEVICE const char *send() const { return reinterpret_cast<const char *>(a_.sendbuf); }
   MPIX_HOST_DEVICE char *recv() const { return reinterpret_cast<char *>(a_.recvbuf); }
+
+  MPIX_HOST_DEVICE int mod(int v) const { return ((v % n_) + n_) % n_; }
+  // Rank of virtual rank v in a tree or chain rooted at the root.
+  MPIX_HOST_DEVICE int real(int v) const { return mod(v + a_.root); }
+  MPIX_HOST_DEVICE int virt() const { return mod(me_ - a_.root); }
+  // Binomial tree over virtual ranks: v's parent is v less its lowest set bit; its children are
+  // v + m for the powers of two m below that bit (below n for the root).
+  MPIX_HOST_DEVICE static int lowest_bit(int v) { return v & -v; }
+  MPIX_HOST_DEVICE int tree_parent() const { return real(virt() - lowest_bit(virt())); }
+  // Calls fn(child rank) for v's children, nearest first.
+  template <class F>
+  MPIX_HOST_DEVICE void tree_children(F &&fn) const {
+    const int v = virt(), limit = v ? lowest_bit(v) : n_;
+    for (int m = 1; m < limit && v + m < n_; m <<= 1) fn(real(v + m));
+  }
 
   // May this rank write round r into `peer`'s scratch?
   MPIX_HOST_DEVICE void wait_freed(int peer, uint64_t r) { x_.wait(flags(me_) + FlagLayout::freed(peer, n_), r, peer); }
@@ -172,6 +210,159 @@ class Schedule {
       wait_arrived(1, q, rd.r);
       x_.copy(recv() + off + part_first(q) * esize_, scratch(me_, rd.r) + (n_ + q) * slot, part_elems(q) * esize_);
     }
+  }
+
+  // Ring (n > 1): n parts; in step s < n - 1 this rank pushes its partial of part me - s into the
+  // right neighbour's slot s (step 0: its own input; later: the left's partial reduced with its
+  // own). In step n - 1 the part me + 1 is complete: kept and pushed; then n - 2 steps forward
+  // complete parts around the ring. Every part is reduced once, by one rank, so every rank gets
+  // the same bits.
+  MPIX_HOST_DEVICE void allreduce_ring(const Round &rd) {
+    const uint64_t slot = slot_bytes();
+    const uint64_t part = (rd.elems + n_ - 1) / n_;
+    auto first = [&](int j) { return uint64_t(j) * part < rd.elems ? uint64_t(j) * part : rd.elems; };
+    auto elems = [&](int j) { return first(j + 1) - first(j); };  // first(n) is rd.elems
+    const uint64_t off = rd.first * esize_;
+    const int right = mod(me_ + 1), left = mod(me_ - 1);
+    auto my_part = [&](int j) { return send() + off + first(j) * esize_; };
+    auto out_part = [&](int j) { return recv() + off + first(j) * esize_; };
+    wait_freed(right, rd.r);
+    for (int s = 0; s < n_; ++s) {
+      const int p = mod(me_ - s);
+      void *to_right = scratch(right, rd.r) + s * slot;
+      if (s == 0) {
+        x_.copy(to_right, my_part(p), elems(p) * esize_);
+      } else {
+        wait_arrived(s - 1, left, rd.r);
+        const void *srcs[2] = {scratch(me_, rd.r) + (s - 1) * slot, my_part(p)};
+        void *dsts[2] = {to_right, out_part(p)};
+        x_.reduce(dsts, s == n_ - 1 ? 2 : 1, srcs, 2, elems(p));
+      }
+      x_.barrier();
+      tell_arrived(s, right, rd.r);
+    }
+    for (int t = n_; t < 2 * (n_ - 1) + 1; ++t) {
+      const int p = mod(me_ + 1 - (t - n_ + 1));
+      wait_arrived(t - 1, left, rd.r);
+      const char *got = scratch(me_, rd.r) + (t - 1) * slot;
+      x_.copy(out_part(p), got, elems(p) * esize_);
+      if (t == 2 * (n_ - 1)) break;  // the last part: nothing to forward
+      x_.copy(scratch(right, rd.r) + t * slot, got, elems(p) * esize_);
+      x_.barrier();
+      tell_arrived(t, right, rd.r);
+    }
+  }
+
+  // GSB: every rank pushes into the root's slot `me`; the root reduces once and pushes the result
+  // into every peer's result slot (slot n); peers copy it out. Root: communicator rank 0.
+  MPIX_HOST_DEVICE void allreduce_gsb(const Round &rd) {
+    const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_, slot = slot_bytes();
+    const int root = 0;
+    if (me_ != root) {
+      wait_freed(root, rd.r);
+      x_.copy(scratch(root, rd.r) + me_ * slot, send() + off, bytes);
+      x_.barrier();
+      tell_arrived(0, root, rd.r);
+      wait_arrived(1, root, rd.r);
+      x_.copy(recv() + off, scratch(me_, rd.r) + n_ * slot, bytes);
+      return;
+    }
+    const void *srcs[kMaxRanks];
+    void *dsts[kMaxRanks];
+    int nd = 0;
+    dsts[nd++] = recv() + off;
+    for (int q = 0; q < n_; ++q) {
+      if (q != me_) {
+        wait_arrived(0, q, rd.r);
+        wait_freed(q, rd.r);
+        dsts[nd++] = scratch(q, rd.r) + n_ * slot;
+      }
+      srcs[q] = q == me_ ? static_cast<const void *>(send() + off) : scratch(me_, rd.r) + q * slot;
+    }
+    x_.reduce(dsts, nd, srcs, n_, rd.elems);
+    x_.barrier();
+    for (int q = 0; q < n_; ++q)
+      if (q != me_) tell_arrived(1, q, rd.r);
+  }
+
+  // BTB: a binomial tree rooted at rank 0. Each rank reduces its input with its children's
+  // partials (slot = the child's rank) into its parent's slot `me`; the root's result goes back
+  // down the tree through the result slots (slot n).
+  MPIX_HOST_DEVICE void allreduce_btb(const Round &rd) {
+    const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_, slot = slot_bytes();
+    const bool root = me_ == a_.root;
+    const void *srcs[kMaxRanks];
+    int ns = 0;
+    srcs[ns++] = send() + off;
+    tree_children([&](int c) {
+      wait_arrived(0, c, rd.r);
+      srcs[ns++] = scratch(me_, rd.r) + c * slot;
+    });
+    void *dsts[kMaxRanks];
+    int nd = 0;
+    if (root) {
+      dsts[nd++] = recv() + off;
+      tree_children([&](int c) {
+        wait_freed(c, rd.r);
+        dsts[nd++] = scratch(c, rd.r) + n_ * slot;
+      });
+    } else {
+      wait_freed(tree_parent(), rd.r);
+      dsts[nd++] = scratch(tree_parent(), rd.r) + me_ * slot;
+    }
+    x_.reduce(dsts, nd, srcs, ns, rd.elems);
+    x_.barrier();
+    if (root) {
+      tree_children([&](int c) { tell_arrived(1, c, rd.r); });
+      return;
+    }
+    tell_arrived(0, tree_parent(), rd.r);
+    wait_arrived(1, tree_parent(), rd.r);
+    const char *result = scratch(me_, rd.r) + n_ * slot;
+    x_.copy(recv() + off, result, bytes);
+    tree_children([&](int c) {
+      wait_freed(c, rd.r);
+      x_.copy(scratch(c, rd.r) + n_ * slot, result, bytes);
+    });
+    x_.barrier();
+    tree_children([&](int c) { tell_arrived(1, c, rd.r); });
+  }
+
+  // Pipelined chain from the root (virtual ranks in order): each rank copies the chunk out and
+  // forwards it; while the next rank forwards chunk r, this one handles chunk r + 1.
+  MPIX_HOST_DEVICE void bcast_chain(const Round &rd) {
+    const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_;
+    const int v = virt();
+    const char *src = send() + off;
+    if (v > 0) {
+      wait_arrived(0, real(v - 1), rd.r);
+      src = scratch(me_, rd.r);
+      x_.copy(recv() + off, src, bytes);
+    }
+    if (v + 1 < n_) {
+      const int next = real(v + 1);
+      wait_freed(next, rd.r);
+      x_.copy(scratch(next, rd.r), src, bytes);
+      x_.barrier();
+      tell_arrived(0, next, rd.r);
+    }
+  }
+
+  // Binomial tree from the root: each rank copies the chunk out and pushes it to its children.
+  MPIX_HOST_DEVICE void bcast_binomial(const Round &rd) {
+    const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_;
+    const char *src = send() + off;
+    if (me_ != a_.root) {
+      wait_arrived(0, tree_parent(), rd.r);
+      src = scratch(me_, rd.r);
+      x_.copy(recv() + off, src, bytes);
+    }
+    tree_children([&](int c) {
+      wait_freed(c, rd.r);
+      x_.copy(scratch(c, rd.r), src, bytes);
+    });
+    x_.barrier();
+    tree_children([&](int c) { tell_arrived(0, c, rd.r); });
   }
 
   // The root pushes the round into every peer's scratch; each peer copies it out.

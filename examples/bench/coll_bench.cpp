@@ -54,7 +54,8 @@ const char *algo_env(Coll c) {
   return n[static_cast<int>(c)];
 }
 std::vector<const char *> algorithms(Coll c) {
-  if (c == Coll::allreduce) return {"auto", "oneshot", "twoshot"};
+  if (c == Coll::allreduce) return {"auto", "oneshot", "twoshot", "ring", "gsb", "btb"};
+  if (c == Coll::bcast) return {"auto", "direct", "chain", "binomial"};
   return {"direct"};
 }
 // nccl-tests' bus bandwidth factors.
@@ -309,7 +310,7 @@ int main(int argc, char **argv) {
       };
       if (o.mpixst) {
         for (const char *algo : algorithms(c)) {
-          if (std::strcmp(algo, "direct") != 0) setenv(algo_env(c), algo, 1);
+          setenv(algo_env(c), algo, 1);
           auto call = [&] { mpix_call(c, s, b, stream); };
           const bool ok = verified(call);
           record("mpixst", algo, timed(iters, stream, call), ok);

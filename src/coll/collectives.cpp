@@ -1,6 +1,7 @@
 #include "collectives.h"
 
 #include <cstdlib>
+#include <iterator>
 #include <cstring>
 #include <string>
 
@@ -25,15 +26,27 @@ const char *env_name(Kind k) {
 
 // Allreduce above this many bytes on more than two ranks: two-shot (each rank reduces an n-th
 // instead of the whole vector). Two ranks move the same bytes either way and one-shot has one
-// flag exchange fewer.
+// flag exchange fewer. Bcast above this: the pipelined chain on more than two ranks (the root's
+// links carry the data once instead of n - 1 times). Provisional thresholds: README, "Collectives".
 constexpr uint64_t kOneShotMaxBytes = 256 * 1024;
+constexpr uint64_t kDirectBcastMaxBytes = 512 * 1024;
 
 Algo choose(const Call &call, const Context &c, Algo requested) {
-  if (call.kind != kAllreduce) return kOneShot;
   if (requested != kAuto) return requested;
   const uint64_t bytes = call.count * elem_size(call.dtype);
-  return c.size <= 2 || bytes <= kOneShotMaxBytes ? kOneShot : kTwoShot;
+  if (call.kind == kAllreduce) return c.size <= 2 || bytes <= kOneShotMaxBytes ? kOneShot : kTwoShot;
+  if (call.kind == kBcast) return c.size <= 2 || bytes <= kDirectBcastMaxBytes ? kOneShot : kChain;
+  return kOneShot;
 }
+
+struct AlgoName {
+  const char *name;
+  Algo algo;
+};
+constexpr AlgoName kAllreduceAlgos[] = {{"oneshot", kOneShot}, {"twoshot", kTwoShot}, {"ring", kRing},
+                                        {"gsb", kGsb},         {"btb", kBtb}};
+constexpr AlgoName kBcastAlgos[] = {{"direct", kOneShot}, {"chain", kChain}, {"binomial", kBinomial}};
+constexpr AlgoName kDirectOnly[] = {{"direct", kOneShot}};
 
 }  // namespace
 
@@ -41,16 +54,19 @@ core::Result algorithm_from_env(Kind kind, Algo *out) {
   *out = kAuto;
   const char *v = std::getenv(env_name(kind));
   if (!v || !*v || std::strcmp(v, "auto") == 0) return core::ok();
-  if (std::strcmp(v, "oneshot") == 0 || std::strcmp(v, "direct") == 0) {
-    *out = kOneShot;
-    return core::ok();
-  }
-  if (kind == kAllreduce && std::strcmp(v, "twoshot") == 0) {
-    *out = kTwoShot;
-    return core::ok();
+  const AlgoName *first = kDirectOnly, *last = kDirectOnly + 1;
+  if (kind == kAllreduce) first = std::begin(kAllreduceAlgos), last = std::end(kAllreduceAlgos);
+  if (kind == kBcast) first = std::begin(kBcastAlgos), last = std::end(kBcastAlgos);
+  std::string names = "auto";
+  for (const AlgoName *a = first; a != last; ++a) {
+    if (std::strcmp(v, a->name) == 0) {
+      *out = a->algo;
+      return core::ok();
+    }
+    names += std::string(", ") + a->name;
   }
   return core::fail(MPI_ERR_ARG, std::string(env_name(kind)) + "=" + v + " names no algorithm of this collective (" +
-                                     (kind == kAllreduce ? "auto, oneshot, twoshot" : "auto, direct") + ")");
+                                     names + ")");
 }
 
 core::Result enqueue(const Call &call) {

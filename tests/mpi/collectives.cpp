@@ -1,6 +1,7 @@
 // Stream collectives (MPIX_Allreduce/Reduce/Bcast/Allgather/Alltoall_stream) checked element for
 // element against a host reference:
-//  - every collective x algorithm x element type x operator, counts 0, 1, odd, and larger than
+//  - every collective x algorithm (allreduce: oneshot, twoshot, ring, gsb, btb; bcast: direct,
+//    chain, binomial) x element type x operator, counts 0, 1, odd, and larger than
 //    the scratch (many rounds; the test runs with a small MPIX_ST_COLL_SCRATCH_KIB), unaligned
 //    buffers, MPI_IN_PLACE, every root;
 //  - a communicator split with reordered ranks and a sub-communicator of part of the ranks;
@@ -106,9 +107,10 @@ struct Comm {
 template <typename T>
 void reduce_case(const Comm &c, void *s, bool all, Op o, uint64_t count, int root, bool in_place, size_t shift,
                  uint64_t salt) {
-  g_context = fmt("%s %s %s count=%llu root=%d%s shift=%zu np=%d", all ? "allreduce" : "reduce",
-                  TypeInfo<T>::name(), op_name(o), (unsigned long long)count, root, in_place ? " in-place" : "", shift,
-                  c.size);
+  const char *algo = getenv("MPIX_ST_ALLREDUCE_ALGO");
+  g_context = fmt("%s(%s) %s %s count=%llu root=%d%s shift=%zu np=%d", all ? "allreduce" : "reduce",
+                  algo ? algo : "auto", TypeInfo<T>::name(), op_name(o), (unsigned long long)count, root,
+                  in_place ? " in-place" : "", shift, c.size);
   const size_t bytes = count * sizeof(T), off = shift * sizeof(T);
   std::vector<T> mine(count), want(count);
   for (uint64_t i = 0; i < count; ++i) {
@@ -176,7 +178,8 @@ void reductions(const Comm &c, void *s, uint64_t big) {
 uint64_t block_key(int from, int to, uint64_t salt) { return key(salt, static_cast<uint64_t>(from), static_cast<uint64_t>(to)); }
 
 void bcast_case(const Comm &c, void *s, size_t bytes, int root, size_t shift, uint64_t salt) {
-  g_context = fmt("bcast bytes=%zu root=%d shift=%zu np=%d", bytes, root, shift, c.size);
+  const char *algo = getenv("MPIX_ST_BCAST_ALGO");
+  g_context = fmt("bcast(%s) bytes=%zu root=%d shift=%zu np=%d", algo ? algo : "auto", bytes, root, shift, c.size);
   DevBuf buf(bytes + shift + 1);
   std::vector<uint8_t> guard = pattern(bytes + shift + 1, key(salt, c.rank, 9));
   std::vector<uint8_t> want = pattern(bytes, block_key(root, 0, salt));
@@ -244,12 +247,16 @@ void movements(const Comm &c, void *s, size_t big) {
 
 // Every collective with every algorithm the environment can select.
 void all_collectives(const Comm &c, void *s, uint64_t big_elems) {
-  for (const char *algo : {"oneshot", "twoshot"}) {
+  for (const char *algo : {"oneshot", "twoshot", "ring", "gsb", "btb"}) {
     setenv("MPIX_ST_ALLREDUCE_ALGO", algo, 1);
     reductions(c, s, big_elems);
   }
   unsetenv("MPIX_ST_ALLREDUCE_ALGO");
-  movements(c, s, big_elems * 8 + 3);
+  for (const char *algo : {"direct", "chain", "binomial"}) {
+    setenv("MPIX_ST_BCAST_ALGO", algo, 1);
+    movements(c, s, big_elems * 8 + 3);
+  }
+  unsetenv("MPIX_ST_BCAST_ALGO");
 }
 
 // ---- many calls, other streams, epochs in between --------------------------------------------------
