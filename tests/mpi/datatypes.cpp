@@ -13,7 +13,7 @@
 //
 // Then: signature mismatches and out-of-window target types refused (MPI_ERR_TYPE,
 // MPI_ERR_RMA_RANGE); a type freed and another one made with the same handle value moves data by
-// its own layout. --remote (with MPIX_ST_VNODE_SIZE=1): derived types to peers on other nodes are
+// its own layout; an epoch captured into a graph, replayed after its types were freed. --remote (with MPIX_ST_VNODE_SIZE=1): derived types to peers on other nodes are
 // refused with MPI_ERR_UNSUPPORTED_OPERATION.
 #include <algorithm>
 #include <random>
@@ -523,6 +523,49 @@ bool handle_reuse(Mode mode, void *s) {
   return reused;
 }
 
+// An epoch with derived types captured into a graph, its types freed, replayed: each replay moves
+// the origin buffer's data of that moment by the captured layout.
+void captured(void *s) {
+  g_context = "captured epoch";
+  TestWin w = make_window(WinKind::allocate, 4096);
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  Group to(std::vector<int>{right}), from(std::vector<int>{left});
+  MPI_Datatype vec, idx, ref_vec, ref_idx;
+  MPI_Type_vector(3, 2, 4, MPI_DOUBLE, &vec);
+  const int bl[3] = {1, 2, 3}, di[3] = {10, 0, 5};
+  MPI_Type_indexed(3, bl, di, MPI_DOUBLE, &idx);
+  MPI_Type_commit(&vec);
+  MPI_Type_commit(&idx);
+  MPI_Type_dup(vec, &ref_vec);  // for the reference: the originals are freed after the capture
+  MPI_Type_dup(idx, &ref_idx);
+  DevBuf src(256);
+  xdev::stream_begin_capture(s);
+  MT_OK(MPIX_Win_post_stream(from, w.win, s));
+  MT_OK(MPI_Win_start(to, MPIX_MODE_STREAM, w.win));
+  MT_OK(MPI_Put(src.p, 1, vec, right, 64, 1, idx, w.win));
+  MT_OK(MPIX_Win_complete_stream(w.win, s));
+  MT_OK(MPIX_Win_wait_stream(w.win, s));
+  void *graph = xdev::stream_end_capture(s);
+  MPI_Type_free(&vec);
+  MPI_Type_free(&idx);
+  for (int r = 0; r < 3; ++r) {
+    src.upload(pattern(256, key(0xca9, static_cast<uint64_t>(r), static_cast<uint64_t>(g_rank))));
+    MPI_Barrier(MPI_COMM_WORLD);
+    xdev::graph_launch(graph, s);
+    MT_SYNC(s);
+    std::vector<uint8_t> want(4096, 0);
+    unpack(pack(pattern(256, key(0xca9, static_cast<uint64_t>(r), static_cast<uint64_t>(left))).data(), ref_vec, 1),
+           want.data() + 64, ref_idx, 1);
+    auto got = read_device(w.base, 4096);
+    MT_SAME_BYTES(got.data(), want.data(), 4096, fmt("replay %d", r));
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  xdev::graph_destroy(graph);
+  MPI_Type_free(&ref_vec);
+  MPI_Type_free(&ref_idx);
+  free_window(w);
+}
+
 // MPIX_ST_VNODE_SIZE=1: every other rank is on another (virtual) node.
 void remote_refusals(void *s) {
   g_context = "remote refusals";
@@ -593,6 +636,7 @@ int main(int argc, char **argv) {
       }
     }
   }
+  captured(s);
   int reused = 0;
   for (Mode mode : kAllModes) {
     refusals(mode, s);
