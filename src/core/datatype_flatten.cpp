@@ -164,11 +164,8 @@ Result build(MPI_Datatype t, int depth, Flat *f) {
     return fail(MPI_ERR_TYPE, "MPI_Type_get_contents failed on a datatype");
   {
     MPI_Aint lb = 0, extent = 0;
-    int size = 0;
     PMPI_Type_get_extent(t, &lb, &extent);
-    PMPI_Type_size(t, &size);
     f->extent = extent;
-    (void)size;
   }
   // Children, flattened once each.
   std::vector<Flat> kids(types.v.size());
@@ -271,7 +268,8 @@ Result build(MPI_Datatype t, int depth, Flat *f) {
     }
     case MPI_COMBINER_RESIZED:
       r = append(*f, *c, 0, 1, 0);
-      f->description = clip("resized(lb=" + std::to_string(addrs[0]) + ", extent=" + std::to_string(addrs[1]) + ")" + of);
+      f->description =
+          clip("resized(lb=" + std::to_string(addrs[0]) + ", extent=" + std::to_string(addrs[1]) + ")" + of);
       break;
   }
   return r;

@@ -122,7 +122,8 @@ Result build(const PairKey &k, PairList *out) {
     bits |= static_cast<uint64_t>(dst) | static_cast<uint64_t>(src) | n;
     l.bytes += n;
     work::Pair *last = pairs.empty() ? nullptr : &pairs.back();
-    if (last && last->dst + static_cast<int64_t>(last->bytes) == dst && last->src + static_cast<int64_t>(last->bytes) == src)
+    const int64_t last_len = last ? static_cast<int64_t>(last->bytes) : 0;
+    if (last && last->dst + last_len == dst && last->src + last_len == src)
       last->bytes += n;
     else
       pairs.push_back({dst, src, n});

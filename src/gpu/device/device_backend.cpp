@@ -327,8 +327,9 @@ class DeviceBackend final : public Backend {
           // A pairs item and its list share a launch.
           if (work::is_pairs_head(v[index].kind) && n + 1 == work::kItemsPerLaunch) break;
           p.items[n] = v[index];
+          // Data moved sizes the grid (a kPairList's `bytes` counts pairs, its head has the bytes).
           const uint8_t kind = v[index].kind;
-          if (slot == 1 && kind != work::kStore2 && kind != work::kPairList) bytes += v[index].bytes;  // data moved: the grid's size
+          if (slot == 1 && kind != work::kStore2 && kind != work::kPairList) bytes += v[index].bytes;
           ++*counts[slot];
         }
         if (index < v.size()) break;  // this launch is full; the rest goes in the next
