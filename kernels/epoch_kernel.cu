@@ -51,16 +51,64 @@ __device__ bool wait_flags(const Params &p, int first, int count) {
 }
 
 template <typename T, typename Bits>
-__device__ void accumulate(const Item &it, uint64_t tid, uint64_t nthreads) {
-  T *dst = reinterpret_cast<T *>(it.a);
-  const T *src = reinterpret_cast<const T *>(it.b);
-  uint64_t n = it.bytes / sizeof(T);
+__device__ void accumulate_range(T *dst, const T *src, uint64_t n, uint8_t op, uint64_t tid, uint64_t nthreads) {
   for (uint64_t i = tid; i < n; i += nthreads) {
-    if (it.op == mpix::work::kReplace) {
+    if (op == mpix::work::kReplace) {
       atomicExch_system(reinterpret_cast<Bits *>(dst + i), *reinterpret_cast<const Bits *>(src + i));
     } else {
-      mpix_atomic_apply<T, Bits>(dst + i, src[i], it.op);
+      mpix_atomic_apply<T, Bits>(dst + i, src[i], op);
     }
+  }
+}
+
+// `bytes` at dst and src: a copy, or an accumulate of the item's element type and op.
+__device__ void move_bytes(const Item &it, bool acc, char *dst, const char *src, uint64_t bytes, uint64_t tid,
+                           uint64_t nthreads) {
+  if (!acc) {
+    copy_bytes(dst, src, bytes, tid, nthreads);
+    return;
+  }
+  switch (it.dtype) {
+    case mpix::work::kInt32:
+      accumulate_range<int32_t, unsigned int>(reinterpret_cast<int32_t *>(dst), reinterpret_cast<const int32_t *>(src),
+                                              bytes / 4, it.op, tid, nthreads);
+      break;
+    case mpix::work::kInt64:
+      accumulate_range<long long, unsigned long long>(reinterpret_cast<long long *>(dst),
+                                                      reinterpret_cast<const long long *>(src), bytes / 8, it.op, tid,
+                                                      nthreads);
+      break;
+    case mpix::work::kFloat:
+      accumulate_range<float, unsigned int>(reinterpret_cast<float *>(dst), reinterpret_cast<const float *>(src),
+                                            bytes / 4, it.op, tid, nthreads);
+      break;
+    default:
+      accumulate_range<double, unsigned long long>(reinterpret_cast<double *>(dst),
+                                                   reinterpret_cast<const double *>(src), bytes / 8, it.op, tid,
+                                                   nthreads);
+      break;
+  }
+}
+
+// A derived-datatype item (kCopyPairs, kAccumulatePairs) and its kPairList: the list's large
+// pairs (first) each by the whole grid, then the small ones by groups of 32 threads, one pair per
+// group at a time, so a list of many short pieces keeps every group busy.
+constexpr uint64_t kPairGroup = 32;
+__device__ void walk_pairs(const Item &head, const Item &list, uint64_t tid, uint64_t nthreads) {
+  const auto *pairs = reinterpret_cast<const mpix::work::Pair *>(list.a);
+  const bool acc = head.kind == mpix::work::kAccumulatePairs;
+  char *dst = reinterpret_cast<char *>(head.a);
+  const char *src = reinterpret_cast<const char *>(head.b);
+  const uint64_t n = list.b, large = list.bytes < n ? list.bytes : n;
+  for (uint64_t i = 0; i < large; ++i) {
+    const mpix::work::Pair p = pairs[i];
+    move_bytes(head, acc, dst + p.dst, src + p.src, p.bytes, tid, nthreads);
+  }
+  const uint64_t groups = nthreads / kPairGroup;
+  if (tid >= groups * kPairGroup) return;  // threads beyond whole groups (none with 512-thread blocks)
+  for (uint64_t i = large + tid / kPairGroup; i < n; i += groups) {
+    const mpix::work::Pair p = pairs[i];
+    move_bytes(head, acc, dst + p.dst, src + p.src, p.bytes, tid % kPairGroup, kPairGroup);
   }
 }
 
@@ -118,12 +166,15 @@ __global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
         reinterpret_cast<volatile uint64_t *>(it.a)[0] = it.b;
         reinterpret_cast<volatile uint64_t *>(it.a)[1] = it.bytes;
       }
+    } else if (it.kind == mpix::work::kPairList) {
+      continue;  // walked with the item before it
     } else {
-      switch (it.dtype) {
-        case mpix::work::kInt32: accumulate<int32_t, unsigned int>(it, tid, nthreads); break;
-        case mpix::work::kInt64: accumulate<long long, unsigned long long>(it, tid, nthreads); break;
-        case mpix::work::kFloat: accumulate<float, unsigned int>(it, tid, nthreads); break;
-        default: accumulate<double, unsigned long long>(it, tid, nthreads); break;
+      if (mpix::work::is_pairs_head(it.kind)) {
+        if (i + 1 < end_ops) walk_pairs(it, p.items[i + 1], tid, nthreads);  // launches keep the two together
+        if (it.kind == mpix::work::kCopyPairs) continue;
+      } else {
+        move_bytes(it, true, reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes, tid,
+                   nthreads);
       }
       // Ordered lists run as one block: a block barrier orders this accumulate before the next.
       if (p.h.bits & mpix::work::kOrdered) {

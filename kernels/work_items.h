@@ -27,7 +27,26 @@ enum ItemKind : uint8_t {
   kStore2 = 7,       // before the signals: the words at a and a + 8 become b and `bytes` (plain stores)
   kCopyStaged = 8,   // copies the ranges origin `peer` described from the mirror at b into the window at
                      // a; `bytes` is the window size (the mirror's too: bounds and grid size)
+  // Derived datatypes (see Pair below). Each is followed by one kPairList item: together they
+  // take two slots, and a launch never separates them.
+  kCopyPairs = 9,        // for each pair p: p.bytes bytes from b + p.src to a + p.dst; `bytes`: their sum
+  kAccumulatePairs = 10, // the same, element-wise op(dst, src) as kAccumulate (dtype, op)
+  kPairList = 11,        // the pairs of the item before: a = address of Pair[b] the stream can read;
+                         // its first `bytes` pairs are large (kPairLarge), the rest small
 };
+
+// One contiguous piece of a derived-datatype operation: offsets from the item's dst and src
+// bases (negative where a type's lower bound is). Lists are built once per (origin type and
+// count, target type and count) and live as long as the process (src/core/pair_lists.h).
+struct Pair {
+  int64_t dst, src;
+  uint64_t bytes;
+};
+static_assert(sizeof(Pair) == 24, "Pair is read by the kernels");
+// Pairs of at least this many bytes are moved by the whole grid, smaller ones by 32 threads each;
+// lists put the large ones first.
+constexpr uint64_t kPairLarge = 8192;
+inline constexpr bool is_pairs_head(uint8_t kind) { return kind == kCopyPairs || kind == kAccumulatePairs; }
 
 // Staged inter-node puts. Where the network cannot reach window memory (device memory without
 // FI_HMEM), puts land in a host "mirror" of the target window at their window offsets, and each

@@ -2,18 +2,13 @@
 
 #include <string>
 
+#include "datatype_flatten.h"
+#include "pair_lists.h"
 #include "remote_epochs.h"
 #include "staged_transfers.h"
 
 namespace mpix::core {
 namespace {
-
-bool is_predefined(MPI_Datatype t) {
-  if (t == MPI_DATATYPE_NULL) return false;
-  int ni, na, nd, combiner;
-  if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return false;
-  return combiner == MPI_COMBINER_NAMED;
-}
 
 // The element type of an accumulate, or -1 when the type is not supported.
 int accumulate_dtype(MPI_Datatype t) {
@@ -38,6 +33,111 @@ const char *kind_name(RmaKind k) {
   return k == RmaKind::put ? "MPI_Put" : k == RmaKind::get ? "MPI_Get" : "MPI_Accumulate";
 }
 
+// Appends a node-local data item (and the kPairList item that follows a pairs item), with the
+// cross-memory-attach flags of the peer and its accumulate lock where it needs one.
+void push_local(Window &w, int target, bool reads_target, work::Item it, const work::Item *pairs) {
+  const Peer &peer = w.peers[target];
+  if (peer.data.cma_pid) {
+    it.flags = reads_target ? work::kSrcRemoteCma : work::kDstRemoteCma;
+    it.peer = peer.data.cma_pid;
+  }
+  const bool accumulate = it.kind == work::kAccumulate || it.kind == work::kAccumulatePairs;
+  // Origins reach this memory by read-modify-write copies: one at a time keeps elements atomic.
+  work::Item lock{};
+  const bool locked = accumulate && peer.accumulate_lock;
+  if (locked) {
+    lock.a = reinterpret_cast<uint64_t>(w.accumulate_lock_of(target));
+    lock.kind = work::kLockAcquire;
+    w.access.ops.push_back(lock);
+  }
+  w.access.ops.push_back(it);
+  if (pairs) w.access.ops.push_back(*pairs);
+  if (locked) {
+    lock.kind = work::kLockRelease;
+    w.access.ops.push_back(lock);
+  }
+}
+
+std::string type_name(MPI_Datatype t) {
+  if (t == MPI_DATATYPE_NULL) return "a mix of basic types";
+  char name[MPI_MAX_OBJECT_NAME] = {};
+  int len = 0;
+  PMPI_Type_get_name(t, name, &len);
+  return len ? name : "(unnamed)";
+}
+
+// An operation with a derived origin or target datatype: one item walking a cached pair list.
+Result record_derived(Window &w, const RmaRequest &q, const std::string &who) {
+  const bool reads_target = q.kind == RmaKind::get;
+  PairList l;
+  if (Result r = pair_list({q.origin_type, q.origin_count, q.target_type, q.target_count, reads_target}, &l))
+    return fail(r.mpi_class, who + ": " + r.message);
+  work::Item it{};
+  it.kind = work::kCopy;
+  if (q.kind == RmaKind::accumulate) {
+    const int op = accumulate_op(q.op);
+    if (op < 0) return fail(MPI_ERR_OP, who + ": only MPI_SUM, MPI_MAX, MPI_MIN and MPI_REPLACE are supported");
+    const int dtype = l.origin_element == l.target_element ? accumulate_dtype(l.origin_element) : -1;
+    if (l.bytes && dtype < 0)
+      return fail(MPI_ERR_TYPE, who + ": derived datatypes must be built from one basic type, the same on origin and "
+                                      "target, a 32/64-bit integer, float or double (origin: " +
+                                      type_name(l.origin_element) + "; target: " + type_name(l.target_element) + ")");
+    it.kind = work::kAccumulate;
+    it.dtype = static_cast<uint8_t>(dtype < 0 ? 0 : dtype);
+    it.op = static_cast<uint8_t>(op);
+  }
+  if (l.bytes == 0) return ok();
+  if (!q.origin)
+    return fail(MPI_ERR_BUFFER, who + ": the origin buffer is NULL (" + std::to_string(l.bytes) + " bytes to " +
+                                    (reads_target ? "receive)" : "send)"));
+  const Peer &peer = w.peers[q.target_rank];
+  if (q.target_disp < 0) return fail(MPI_ERR_DISP, who + ": negative target displacement");
+  const bool fabric_accumulate =
+      it.kind == work::kAccumulate && w.remote && (!w.remote->staged || w.remote->peer_mirrors[q.target_rank]);
+  if (!peer.node_local || fabric_accumulate)
+    return fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                who + " to rank " + std::to_string(q.target_rank) + ": derived datatypes to peers on other nodes " +
+                    (peer.node_local ? "(and accumulates in windows that reach any) " : "") +
+                    "are not supported yet; use predefined datatypes there");
+  // Every byte touched lies in the window: disp * unit + [lo, hi) within [0, window bytes).
+  const __int128 offset = (__int128)q.target_disp * peer.disp_unit;
+  const __int128 lo = offset + l.target_lo, hi = offset + l.target_hi;
+  if (lo < 0 || hi > (__int128)peer.bytes)
+    return fail(MPI_ERR_RMA_RANGE, who + ": displacement " + std::to_string(q.target_disp) + " x unit " +
+                                       std::to_string(peer.disp_unit) + " with the target datatype touches bytes [" +
+                                       std::to_string((long long)lo) + ", " + std::to_string((long long)hi) +
+                                       "), outside rank " + std::to_string(q.target_rank) + "'s window of " +
+                                       std::to_string(peer.bytes) + " bytes");
+  const uint64_t target = reinterpret_cast<uint64_t>(peer.data.base) + static_cast<uint64_t>(offset);
+  const uint64_t origin = reinterpret_cast<uint64_t>(q.origin);
+  const uint64_t dst = reads_target ? origin : target, src = reads_target ? target : origin;
+  if (it.kind == work::kAccumulate) {
+    // Element-wise atomics need elements at multiples of their size, on both sides.
+    const uint64_t e = work::dtype_size(it.dtype);
+    if (l.align % e || dst % e || src % e)
+      return fail(MPI_ERR_RMA_RANGE, who + ": the datatypes place " + std::to_string(e) +
+                                         "-byte elements at addresses that are not multiples of " + std::to_string(e));
+  }
+  if (l.count == 1) {
+    it.a = dst + static_cast<uint64_t>(l.single.dst);
+    it.b = src + static_cast<uint64_t>(l.single.src);
+    it.bytes = l.single.bytes;
+    push_local(w, q.target_rank, reads_target, it, nullptr);
+    return ok();
+  }
+  it.kind = it.kind == work::kAccumulate ? work::kAccumulatePairs : work::kCopyPairs;
+  it.a = dst;
+  it.b = src;
+  it.bytes = l.bytes;
+  work::Item list{};
+  list.kind = work::kPairList;
+  list.a = l.address;
+  list.b = l.count;
+  list.bytes = l.large;
+  push_local(w, q.target_rank, reads_target, it, &list);
+  return ok();
+}
+
 }  // namespace
 
 Result record(Window &w, const RmaRequest &q) {
@@ -50,8 +150,8 @@ Result record(Window &w, const RmaRequest &q) {
     return fail(MPI_ERR_RMA_SYNC,
                 who + ": target rank " + std::to_string(q.target_rank) + " is not in the group of MPI_Win_start");
   if (q.origin_count < 0 || q.target_count < 0) return fail(MPI_ERR_COUNT, who + ": negative count");
-  if (!is_predefined(q.origin_type) || !is_predefined(q.target_type))
-    return fail(MPI_ERR_TYPE, who + ": only predefined (contiguous) datatypes are supported");
+  // Predefined types on both sides keep the contiguous path (no cache lookup).
+  if (!is_named(q.origin_type) || !is_named(q.target_type)) return record_derived(w, q, who);
   int osize = 0, tsize = 0;
   PMPI_Type_size(q.origin_type, &osize);
   PMPI_Type_size(q.target_type, &tsize);
@@ -122,22 +222,7 @@ Result record(Window &w, const RmaRequest &q) {
   const bool reads_target = q.kind == RmaKind::get;
   it.a = reads_target ? local : remote;
   it.b = reads_target ? remote : local;
-  if (peer.data.cma_pid) {
-    it.flags = reads_target ? work::kSrcRemoteCma : work::kDstRemoteCma;
-    it.peer = peer.data.cma_pid;
-  }
-  if (it.kind == work::kAccumulate && peer.accumulate_lock) {
-    // Origins reach this memory by read-modify-write copies: one at a time keeps elements atomic.
-    work::Item lock{};
-    lock.kind = work::kLockAcquire;
-    lock.a = reinterpret_cast<uint64_t>(w.accumulate_lock_of(q.target_rank));
-    w.access.ops.push_back(lock);
-    w.access.ops.push_back(it);
-    lock.kind = work::kLockRelease;
-    w.access.ops.push_back(lock);
-    return ok();
-  }
-  w.access.ops.push_back(it);
+  push_local(w, q.target_rank, reads_target, it, nullptr);
   return ok();
 }
 

@@ -13,6 +13,7 @@
 #include "../topo/locality.h"
 #include "config.h"
 #include "epochs.h"
+#include "pair_lists.h"
 #include "remote_epochs.h"
 #include "staged_transfers.h"
 #include "window.h"
@@ -281,6 +282,7 @@ Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
     return r;
   }
   be.set_window_alive(w->id, true);
+  reserve_pair_memory();  // derived-datatype lists recorded during a graph capture allocate nothing
   register_window(std::move(w));
   return ok();
 }

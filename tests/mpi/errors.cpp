@@ -128,12 +128,24 @@ void rma_errors(const TestWin &w, void *s) {
       MPI_Datatype vec;
       MPI_Type_contiguous(4, MPI_INT, &vec);
       MPI_Type_commit(&vec);
-      m = MT_EXPECT_ERROR(MPI_Put(buf.p, 1, vec, g_rank, 0, 1, vec, w.win), MPI_ERR_TYPE);
-      EXPECT_MSG(m, "predefined");
-      MT_EXPECT_ERROR(MPI_Put(buf.p, 4, MPI_INT, g_rank, 0, 1, vec, w.win), MPI_ERR_TYPE);
-      MT_EXPECT_ERROR(MPI_Get(buf.p, 1, vec, g_rank, 0, 4, MPI_INT, w.win), MPI_ERR_TYPE);
-      MT_EXPECT_ERROR(MPI_Accumulate(buf.p, 1, vec, g_rank, 0, 1, vec, MPI_SUM, w.win), MPI_ERR_TYPE);
+      // Derived types are supported (tests/mpi/datatypes.cpp); signatures must still match.
+      m = MT_EXPECT_ERROR(MPI_Put(buf.p, 1, vec, g_rank, 0, 5, MPI_INT, w.win), MPI_ERR_TYPE);
+      EXPECT_MSG(m, "signatures differ");
+      EXPECT_MSG(m, "contiguous(4) of MPI_INT");
+      MT_EXPECT_ERROR(MPI_Put(buf.p, 4, MPI_FLOAT, g_rank, 0, 1, vec, w.win), MPI_ERR_TYPE);
+      MT_EXPECT_ERROR(MPI_Get(buf.p, 1, vec, g_rank, 0, 2, MPI_DOUBLE, w.win), MPI_ERR_TYPE);
+      MT_EXPECT_ERROR(MPI_Accumulate(buf.p, 1, vec, g_rank, 0, 4, MPI_FLOAT, MPI_SUM, w.win), MPI_ERR_TYPE);
       MPI_Type_free(&vec);
+      // Constructors the library does not flatten are named.
+      {
+        int gsizes[1] = {8}, distribs[1] = {MPI_DISTRIBUTE_BLOCK}, dargs[1] = {MPI_DISTRIBUTE_DFLT_DARG}, psizes[1] = {1};
+        MPI_Datatype darray;
+        MPI_Type_create_darray(1, 0, 1, gsizes, distribs, dargs, psizes, MPI_ORDER_C, MPI_INT, &darray);
+        MPI_Type_commit(&darray);
+        m = MT_EXPECT_ERROR(MPI_Put(buf.p, 8, MPI_INT, g_rank, 0, 1, darray, w.win), MPI_ERR_TYPE);
+        EXPECT_MSG(m, "darray");
+        MPI_Type_free(&darray);
+      }
       MT_EXPECT_ERROR(MPI_Put(buf.p, 3, MPI_BYTE, g_rank, 0, 1, MPI_INT, w.win), MPI_ERR_TYPE);  // 3 bytes vs 4
       MT_EXPECT_ERROR(MPI_Put(buf.p, 1, MPI_DATATYPE_NULL, g_rank, 0, 1, MPI_DATATYPE_NULL, w.win), MPI_ERR_TYPE);
       MT_EXPECT_ERROR(MPI_Accumulate(buf.p, 2, MPI_UNSIGNED, g_rank, 0, 2, MPI_UNSIGNED, MPI_SUM, w.win), MPI_ERR_TYPE);

@@ -111,11 +111,12 @@ void rma_arguments(Mode mode, TestWin &w, TestWin &w8, void *s) {
            "outside rank");
   MU_ERROR(MPI_Put(buf.p, 1, MPI_BYTE, r, PTRDIFF_MAX, 1, MPI_BYTE, w.win), MPI_ERR_RMA_RANGE, "outside rank");
   // Types and ops.
-  MU_ERROR(MPI_Put(buf.p, 1, MPI_DATATYPE_NULL, r, 0, 1, MPI_BYTE, w.win), MPI_ERR_TYPE, "predefined");
+  MU_ERROR(MPI_Put(buf.p, 1, MPI_DATATYPE_NULL, r, 0, 1, MPI_BYTE, w.win), MPI_ERR_TYPE, "MPI_DATATYPE_NULL");
   MPI_Datatype vec;
   MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
   MPI_Type_commit(&vec);
-  MU_ERROR(MPI_Get(buf.p, 1, vec, r, 0, 2, MPI_INT, w.win), MPI_ERR_TYPE, "predefined");
+  MU_ERROR(MPI_Get(buf.p, 1, vec, r, 0, 3, MPI_INT, w.win), MPI_ERR_TYPE,
+           "vector(count=2, blocklength=1, stride=2) of MPI_INT");
   MPI_Type_free(&vec);
   MU_ERROR(MPI_Put(buf.p, 3, MPI_BYTE, r, 0, 1, MPI_INT, w.win), MPI_ERR_TYPE, "different byte counts");
   MU_ERROR(MPI_Accumulate(buf.p, 2, MPI_INT, r, 0, 1, MPI_LONG_LONG, MPI_SUM, w.win), MPI_ERR_TYPE,

@@ -311,7 +311,8 @@ class DeviceBackend final : public Backend {
     // one block that applies them in order (see the kernel); the launches of a list that needs
     // more than one run in stream order, which keeps them ordered across launches too.
     int accumulates = 0;
-    for (const work::Item &it : list.ops) accumulates += it.kind == work::kAccumulate;
+    for (const work::Item &it : list.ops)
+      accumulates += it.kind == work::kAccumulate || it.kind == work::kAccumulatePairs;
     const bool ordered = accumulates > 1;
     // Launch order (work_items.h): waits, ops, stored signals, trailing waits, counting signals.
     // Scratch kept per thread: enqueue is the hot path, and it allocates nothing once warm.
@@ -350,8 +351,12 @@ class DeviceBackend final : public Backend {
         const auto &v = *parts[part].items;
         const int slot = parts[part].slot;
         for (; index < v.size() && n < work::kItemsPerLaunch; ++index, ++n) {
+          // A pairs item and its list share a launch.
+          if (work::is_pairs_head(v[index].kind) && n + 1 == work::kItemsPerLaunch) break;
           p.items[n] = v[index];
-          if (slot == 1 && v[index].kind != work::kStore2) bytes += v[index].bytes;  // data moved: the grid's size
+          // Data moved sizes the grid (a kPairList's `bytes` counts pairs, its head has the bytes).
+          const uint8_t kind = v[index].kind;
+          if (slot == 1 && kind != work::kStore2 && kind != work::kPairList) bytes += v[index].bytes;
           ++*counts[slot];
         }
         if (index < v.size()) break;  // this launch is full; the rest goes in the next

@@ -153,6 +153,37 @@ bool run_op(const Item &it, std::string *why) {
   accumulate_dispatch(dst, src, it.bytes, it.dtype, it.op, true);
   return true;
 }
+// A pairs item (work::kCopyPairs, kAccumulatePairs) with the list of the kPairList item after it:
+// each pair as a copy or accumulate of its own, through cross-memory attach where the item says.
+bool run_pairs(const Item &head, const Item &list, std::string *why) {
+  const auto *pairs = reinterpret_cast<const work::Pair *>(list.a);
+  for (uint64_t i = 0; i < list.b; ++i) {
+    Item one = head;
+    one.kind = head.kind == work::kCopyPairs ? work::kCopy : work::kAccumulate;
+    one.a = head.a + static_cast<uint64_t>(pairs[i].dst);
+    one.b = head.b + static_cast<uint64_t>(pairs[i].src);
+    one.bytes = pairs[i].bytes;
+    if (!run_op(one, why)) return false;
+  }
+  return true;
+}
+
+bool run_ops(const std::vector<Item> &ops, std::string *why) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind == work::kPairList) continue;  // read with the item before it
+    if (work::is_pairs_head(ops[i].kind)) {
+      if (i + 1 == ops.size() || ops[i + 1].kind != work::kPairList) {
+        *why = "a pairs item without its list";
+        return false;
+      }
+      if (!run_pairs(ops[i], ops[i + 1], why)) return false;
+      continue;
+    }
+    if (!run_op(ops[i], why)) return false;
+  }
+  return true;
+}
+
 // Counting signals (kSignalAdd) mark the list as run: they come last, also after a timeout.
 void count(const WorkList &list) {
   for (const Item &sig : list.signals)
@@ -186,18 +217,13 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why) {
     count(list);
     return kErrTimeout;
   }
-  for (const Item &it : list.ops) {
-    if (!run_op(it, why)) return kErrRuntime;
-  }
+  if (!run_ops(list.ops, why)) return kErrRuntime;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (const Item &it : list.signals)
     if (!(it.flags & work::kSignalAdd))
       std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(it.a)).store(work::item_value(it), std::memory_order_release);
   const bool waited = wait_all(list.trailing_waits, list, report);
-  for (const Item &it : list.trailing_ops) {
-    if (!waited) break;
-    if (!run_op(it, why)) return kErrRuntime;
-  }
+  if (waited && !run_ops(list.trailing_ops, why)) return kErrRuntime;
   count(list);
   return waited ? kOk : kErrTimeout;
 }

@@ -1,0 +1,176 @@
+#include "pair_lists.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "../gpu/backend.h"
+#include "datatype_flatten.h"
+
+namespace mpix::core {
+namespace {
+
+constexpr uint64_t kMaxPairs = uint64_t(1) << 22;
+constexpr uint64_t kChunkBytes = 256 * 1024;
+
+struct KeyLess {
+  bool operator()(const PairKey &a, const PairKey &b) const {
+    return std::tie(a.origin_type, a.origin_count, a.target_type, a.target_count, a.target_to_origin) <
+           std::tie(b.origin_type, b.origin_count, b.target_type, b.target_count, b.target_to_origin);
+  }
+};
+
+uint64_t limit_bytes() {
+  static const uint64_t mib = [] {
+    const char *v = std::getenv("MPIX_ST_DTYPE_LIST_MIB");
+    return v && *v ? std::strtoull(v, nullptr, 10) : 256ull;
+  }();
+  return mib << 20;
+}
+
+// List memory: chunks of host-mapped memory, carved in order and never given back.
+struct Arena {
+  std::vector<gpu::HostMapped> chunks;
+  uint64_t used = 0, capacity = 0, total = 0;
+
+  Result reserve(uint64_t bytes) {
+    if (capacity - used >= bytes) return ok();
+    const uint64_t want = bytes > kChunkBytes ? bytes : kChunkBytes;
+    if (total + want > limit_bytes())
+      return fail(resource_error_class(),
+                  "derived-datatype pair lists would exceed MPIX_ST_DTYPE_LIST_MIB (" +
+                      std::to_string(limit_bytes() >> 20) + " MiB in use); lists are kept for the process's "
+                      "lifetime, one per (origin type, count, target type, count)");
+    gpu::HostMapped m;
+    if (gpu::backend().allocate_host_mapped(want, &m) != gpu::kOk)
+      return fail(resource_error_class(),
+                  "memory for derived-datatype pair lists: " + gpu::backend().last_error());
+    chunks.push_back(m);
+    used = 0;
+    capacity = want;
+    total += want;
+    return ok();
+  }
+  // Copies `n` pairs in; returns the address the stream reads.
+  Result store(const std::vector<work::Pair> &pairs, uint64_t *address) {
+    const uint64_t bytes = pairs.size() * sizeof(work::Pair);
+    if (Result r = reserve(bytes)) return r;
+    const gpu::HostMapped &m = chunks.back();
+    std::memcpy(static_cast<char *>(m.host) + used, pairs.data(), bytes);
+    *address = reinterpret_cast<uint64_t>(static_cast<char *>(m.device) + used);
+    used += (bytes + 63) / 64 * 64;
+    return ok();
+  }
+};
+
+std::mutex g_mu;
+std::map<PairKey, PairList, KeyLess> g_lists;
+Arena g_arena;
+
+// Pieces of `count` instances of a flattened type, in signature order.
+struct Walk {
+  const Flat &f;
+  uint64_t count, rep = 0;
+  size_t seg = 0;
+  uint64_t done = 0;  // bytes of the current segment already used
+  bool end() const { return rep >= count || f.segments.empty(); }
+  // Offset of the current position; false on overflow.
+  bool offset(int64_t *out) const {
+    __int128 v = (__int128)f.extent * rep + f.segments[seg].offset + (__int128)done;
+    if (v > INT64_MAX || v < INT64_MIN) return false;
+    *out = static_cast<int64_t>(v);
+    return true;
+  }
+  uint64_t left() const { return f.segments[seg].bytes - done; }
+  void take(uint64_t n) {
+    done += n;
+    if (done < f.segments[seg].bytes) return;
+    done = 0;
+    if (++seg == f.segments.size()) seg = 0, ++rep;
+  }
+};
+
+Result build(const PairKey &k, PairList *out) {
+  FlatRef fo, ft;
+  if (Result r = flatten(k.origin_type, &fo)) return fail(r.mpi_class, "origin datatype: " + r.message);
+  if (Result r = flatten(k.target_type, &ft)) return fail(r.mpi_class, "target datatype: " + r.message);
+  const uint64_t oc = static_cast<uint64_t>(k.origin_count), tc = static_cast<uint64_t>(k.target_count);
+  if (!same_signature(*fo, oc, *ft, tc))
+    return fail(MPI_ERR_TYPE, "origin and target type signatures differ (origin: " + describe(*fo, oc) + ", " +
+                                  std::to_string(fo->size * oc) + " bytes; target: " + describe(*ft, tc) + ", " +
+                                  std::to_string(ft->size * tc) + " bytes)");
+  PairList l;
+  l.origin_element = fo->element;
+  l.target_element = ft->element;
+  std::vector<work::Pair> pairs;
+  Walk o{*fo, oc}, t{*ft, tc};
+  uint64_t bits = 0;
+  bool first = true;
+  while (!o.end() && !t.end()) {
+    int64_t at_o, at_t;
+    if (!o.offset(&at_o) || !t.offset(&at_t))
+      return fail(MPI_ERR_TYPE, "datatype displacements times counts overflow 64 bits");
+    const uint64_t n = o.left() < t.left() ? o.left() : t.left();
+    const int64_t dst = k.target_to_origin ? at_o : at_t, src = k.target_to_origin ? at_t : at_o;
+    if (first || at_t < l.target_lo) l.target_lo = at_t;
+    if (first || at_t + static_cast<int64_t>(n) > l.target_hi) l.target_hi = at_t + static_cast<int64_t>(n);
+    first = false;
+    bits |= static_cast<uint64_t>(dst) | static_cast<uint64_t>(src) | n;
+    l.bytes += n;
+    work::Pair *last = pairs.empty() ? nullptr : &pairs.back();
+    const int64_t last_len = last ? static_cast<int64_t>(last->bytes) : 0;
+    if (last && last->dst + last_len == dst && last->src + last_len == src)
+      last->bytes += n;
+    else
+      pairs.push_back({dst, src, n});
+    if (pairs.size() > kMaxPairs)
+      return fail(resource_error_class(), "the datatypes give more than " + std::to_string(kMaxPairs) +
+                                              " contiguous pieces per operation");
+    o.take(n);
+    t.take(n);
+  }
+  l.align = 16;
+  while (l.align > 1 && (bits & (l.align - 1))) l.align >>= 1;
+  // Large pairs first: the kernel moves them with the whole grid, the rest with small groups.
+  std::stable_partition(pairs.begin(), pairs.end(), [](const work::Pair &p) { return p.bytes >= work::kPairLarge; });
+  for (const work::Pair &p : pairs) l.large += p.bytes >= work::kPairLarge;
+  l.count = pairs.size();
+  if (l.count == 1) l.single = pairs[0];
+  if (l.count > 1)
+    if (Result r = g_arena.store(pairs, &l.address)) return r;
+  *out = l;
+  return ok();
+}
+
+}  // namespace
+
+Result pair_list(const PairKey &key, PairList *out) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_lists.find(key);
+  if (it != g_lists.end()) {
+    *out = it->second;
+    return ok();
+  }
+  if (Result r = build(key, out)) return r;
+  g_lists.emplace(key, *out);
+  return ok();
+}
+
+void forget_pair_lists(MPI_Datatype type) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (auto it = g_lists.begin(); it != g_lists.end();) {
+    if (it->first.origin_type == type || it->first.target_type == type) it = g_lists.erase(it);
+    else ++it;
+  }
+}
+
+void reserve_pair_memory() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  (void)g_arena.reserve(1);
+}
+
+}  // namespace mpix::core

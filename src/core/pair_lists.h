@@ -1,0 +1,52 @@
+// Pair lists of derived-datatype RMA operations: the intersection of the origin's and the
+// target's segmentations (both walked in signature order), as (dst offset, src offset, length)
+// pieces that one work item walks (work::kCopyPairs, work::kAccumulatePairs).
+//
+// Lists are cached per (origin type, origin count, target type, target count, direction), so an
+// exchange that uses the same types every epoch builds nothing after its first. A list the
+// stream reads lives in memory the backend's streams reach (Backend::allocate_host_mapped),
+// allocated here, in recording, never while a list is enqueued or captured. Enqueued work and
+// captured graphs may read a list at any later time, so list memory is never freed: it lives
+// as long as the process, up to MPIX_ST_DTYPE_LIST_MIB (default 256) in all, beyond which
+// operations needing a new list fail with the library's resource error class.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "../../kernels/work_items.h"
+#include "result.h"
+
+namespace mpix::core {
+
+struct PairKey {
+  MPI_Datatype origin_type;
+  int origin_count;
+  MPI_Datatype target_type;
+  int target_count;
+  bool target_to_origin;  // MPI_Get: data moves from the target to the origin
+};
+
+struct PairList {
+  uint64_t count = 0;     // pairs
+  uint64_t large = 0;     // the first `large` pairs have at least work::kPairLarge bytes
+  uint64_t address = 0;   // where the stream reads them (count > 1)
+  work::Pair single{};    // the pair, when count == 1 (no list needed)
+  uint64_t bytes = 0;     // data moved
+  int64_t target_lo = 0, target_hi = 0;  // bytes [lo, hi) around the target address it touches
+  uint32_t align = 16;    // every offset and length is a multiple of this power of two (<= 16)
+  MPI_Datatype origin_element = MPI_DATATYPE_NULL, target_element = MPI_DATATYPE_NULL;  // one basic type, or null
+};
+
+// The list of `key` (built on first use). MPI_ERR_TYPE where the signatures differ or a type is
+// not supported; the resource class where list memory is exhausted.
+Result pair_list(const PairKey &key, PairList *out);
+
+// Drops cached lists that name `type` (MPI_Type_free); their memory stays (see above).
+void forget_pair_lists(MPI_Datatype type);
+
+// Allocates the first block of list memory now (window creation), so that the first lists of a
+// program that captures its epochs into graphs need no allocation during capture.
+void reserve_pair_memory();
+
+}  // namespace mpix::core
