@@ -52,7 +52,10 @@ int main(int argc, char **argv) {
     return fail(rank, error);
   }
   const int fixed = (o.dims[0] ? o.dims[0] : 1) * (o.dims[1] ? o.dims[1] : 1) * (o.dims[2] ? o.dims[2] : 1);
-  if (size % fixed) return fail(rank, "--dims does not divide the " + std::to_string(size) + " ranks");
+  const bool all_fixed = o.dims[0] && o.dims[1] && o.dims[2];
+  if (size % fixed || (all_fixed && fixed != size))
+    return fail(rank, "--dims " + std::to_string(o.dims[0]) + " " + std::to_string(o.dims[1]) + " " +
+                          std::to_string(o.dims[2]) + " does not fit " + std::to_string(size) + " ranks");
   xdev::init(node_rank(MPI_COMM_WORLD));
   const std::string backend = MPIX_St_backend_name();
   if (backend != xdev::kind())
