@@ -2,8 +2,6 @@
 
 #include <mpix/mpix_st.h>
 
-#include <vector>
-
 #include "kernels.h"
 #include "xdev.h"
 
@@ -26,13 +24,17 @@ Solver::~Solver() {
 
 void Solver::init() {
   const Box &b = d_.box;
-  std::vector<double> host(static_cast<size_t>(b.points()));
+  // Pinned: a copy from pageable memory may still be landing when cudaMemcpy returns, unordered
+  // with the stream's first epoch (and the neighbours' first puts into these halos).
+  const size_t bytes = static_cast<size_t>(b.points()) * sizeof(double);
+  auto *host = static_cast<double *>(xdev::alloc_pinned(bytes));
   for (int z = 0; z <= b.n[2] + 1; ++z)
     for (int y = 0; y <= b.n[1] + 1; ++y)
       for (int x = 0; x <= b.n[0] + 1; ++x)
         host[b.index(x, y, z)] = initial_value(d_.global, d_.coords[0] * b.n[0] + x, d_.coords[1] * b.n[1] + y,
                                                d_.coords[2] * b.n[2] + z);
-  for (double *u : u_) xdev::copy_to_device(u, host.data(), host.size() * sizeof(double));
+  for (double *u : u_) xdev::copy_to_device(u, host, bytes);
+  xdev::free_pinned(host);
 }
 
 void Solver::enqueue(int first, int count) {
