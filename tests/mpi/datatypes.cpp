@@ -290,6 +290,11 @@ Plan make_plan(std::mt19937_64 &rng, bool self_ok) {
           const size_t region = kind == kPut ? put_region(o) : kind == kAcc ? acc_region() : get_region();
           const MPI_Aint slack = g.pick(0, static_cast<int>(room / esize)) * esize;
           op.disp = static_cast<MPI_Aint>(region) - tlo + slack;
+          if (op.disp < 0) {  // MPI takes non-negative target displacements only: draw again
+            g.release(op.otype);
+            g.release(op.ttype);
+            continue;
+          }
           p.ops.push_back(op);
           break;
         }
