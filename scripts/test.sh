@@ -8,6 +8,9 @@
 #   noofi    MPICH without libfabric (-DMPIX_ST_OFI=OFF), the single-node suite: ctest -LE gpu
 #                                                                               (build-test-noofi)
 #   hip      the HIP plugin compiles wherever hipcc exists (in build-test)
+#   sanitize scripts/sanitize.sh all: ASan+UBSan build of the core and host backend running the
+#            mpi-labelled suite, TSan build running the host-stream, doorbell-agent and
+#            throttle-budget unit tests                                  (build-asan, build-tsan)
 # Which legs:
 #   MPIX_ST_CI_LEGS=mpich,openmpi,...  these legs, in this order (`all`: every leg; .ci/run's default)
 #   MPIX_ST_MPI=mpich|openmpi          otherwise: one MPI's leg (default mpich), plus hip after mpich
@@ -21,7 +24,7 @@
 # Adding a leg: write leg_<name> (configure_and_build, then run_ctest) and add <name> to all_legs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-all_legs=(mpich openmpi noofi hip)
+all_legs=(mpich openmpi noofi hip sanitize)
 build_root=${BUILD_DIR:-build-test}
 ctest_j=${MPIX_ST_CTEST_J:-1}
 
@@ -82,6 +85,15 @@ leg_hip() {
     echo "test.sh: hipcc is present but the HIP backend was not built" >&2
     return 1
   fi
+}
+
+# Sanitizer builds (MPICH, no GPU plugins): scripts/sanitize.sh prints each part's build and test time.
+leg_sanitize() {
+  local mpi_flags=""
+  if command -v mpicc.mpich >/dev/null 2>&1; then
+    mpi_flags="-DMPIX_ST_MPI=mpich -DMPI_C_COMPILER=$(command -v mpicc.mpich) -DMPI_CXX_COMPILER=$(command -v mpicxx.mpich) -DMPIEXEC_EXECUTABLE=$(command -v mpiexec.mpich)"
+  fi
+  MPI_FLAGS="$mpi_flags" JOBS="$(nproc)" scripts/sanitize.sh all
 }
 
 if [ -n "${MPIX_ST_CI_LEGS:-}" ]; then

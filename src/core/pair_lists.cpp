@@ -69,7 +69,10 @@ struct Arena {
 
 std::mutex g_mu;
 std::map<PairKey, PairList, KeyLess> g_lists;
-Arena g_arena;
+// Never destroyed: list memory lives as long as the process (above), and a stream or graph may
+// still read it while static destructors run. A static Arena's destructor dropped the chunk
+// pointers at exit, leaving the chunks unreachable (LeakSanitizer reported them as leaked).
+Arena &g_arena = *new Arena;
 
 // Pieces of `count` instances of a flattened type, in signature order.
 struct Walk {

@@ -390,8 +390,9 @@ Result post(Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
 }
 
 Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list) {
-  RemoteState &s = *w.remote;
+  // Windows with no peer on another node have no RemoteState: nothing to bind before this check.
   if (targets.empty()) return ok();
+  RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
   std::vector<RemoteOp> staged_ops;
   const std::vector<RemoteOp> *ops = nullptr;
