@@ -4,8 +4,11 @@
 #           large (bandwidth-bound)                               = 95 94 93 12 3 1 10
 #   on 2 and 4 GPUs (one rank per GPU), periodic and not. The rank grid lx ly lz is chosen from
 #   the GPU count (2 -> 2 1 1, 4 -> 2 2 1) and printed with each run.
+#   Variants: `packed` (every mode packs) and `datatypes` (--datatypes: rma and st put from the
+#   field through derived types; p2p and nccl pack as in `packed`, a reference in the same run).
 # Writes one JSON per run and faces.png (scripts/plot-faces.py) to OUT_DIR (default faces-results).
-# Environment: OUT_DIR, GPU_COUNTS (default "2 4"), CASES (default "small large"), BUILD_DIR.
+# Environment: OUT_DIR, GPU_COUNTS (default "2 4"), CASES (default "small large"),
+#   VARIANTS (default "packed datatypes"), BUILD_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out_dir=${OUT_DIR:-faces-results}
@@ -48,11 +51,18 @@ for count in ${GPU_COUNTS:-2 4}; do
   for case in ${CASES:-small large}; do
     input=$(input_for "$case")
     for periodic in "" "--periodic"; do
-      name="faces-$case-${count}gpu${periodic:+-periodic}"
-      echo "=== $name: grid lx ly lz = $grid, mx my mz n niface niel nshare = $input ${periodic}"
-      # shellcheck disable=SC2086  # grid and input are lists of numbers
-      MPIX_ST_BACKEND=cuda mpiexec -n "$count" "$faces" --mode all $periodic --json "$out_dir/$name.json" \
-        $grid $input || status=1
+      for variant in ${VARIANTS:-packed datatypes}; do
+        case $variant in
+          packed) flags="" ;;
+          datatypes) flags="--datatypes" ;;
+          *) echo "bench-faces.sh: unknown variant $variant" >&2; exit 1 ;;
+        esac
+        name="faces-$case-${count}gpu${periodic:+-periodic}${flags:+-datatypes}"
+        echo "=== $name: grid lx ly lz = $grid, mx my mz n niface niel nshare = $input ${periodic} ${flags}"
+        # shellcheck disable=SC2086  # grid, input and flags are lists
+        MPIX_ST_BACKEND=cuda mpiexec -n "$count" "$faces" --mode all $periodic $flags \
+          --json "$out_dir/$name.json" $grid $input || status=1
+      done
     done
   done
 done

@@ -23,8 +23,9 @@ def label(run):
         where = "{} GPU{}".format(gpus, "s" if gpus > 1 else "")
     elements = "x".join(str(m) for m in c["elements"])
     grid = "x".join(str(g) for g in c["grid"])
-    return "{} el n={}\n{} ranks ({}) on {}{}".format(
-        elements, c["n"], c["ranks"], grid, where, ", periodic" if c["periodic"] else "")
+    return "{} el n={}\n{} ranks ({}) on {}{}{}".format(
+        elements, c["n"], c["ranks"], grid, where, ", periodic" if c["periodic"] else "",
+        "\n--datatypes (rma, st)" if c.get("datatypes") else "")
 
 
 def load(paths):
@@ -34,9 +35,9 @@ def load(paths):
             run = json.load(f)
         run["path"] = path
         runs.append(run)
-    # Small inputs before large ones, then by rank count, then non-periodic first.
+    # Small inputs before large ones, then by rank count, then non-periodic first, packed first.
     runs.sort(key=lambda r: (r["config"]["elements"][0] * r["config"]["n"], r["config"]["ranks"],
-                             r["config"]["periodic"]))
+                             r["config"]["periodic"], r["config"].get("datatypes", False)))
     return runs
 
 

@@ -49,6 +49,10 @@ void stamp(void *stream, void *dst, size_t bytes, uint64_t *counter, uint64_t ke
 // append: copies `bytes` from src to dst + *counter * bytes, then ++*counter (a growing history).
 void append(void *stream, void *dst, const void *src, size_t bytes, uint64_t *counter);
 
+// A pack kernel: `count` blocks of `block` bytes, `stride` bytes apart in src, packed into dst
+// (the baseline derived-datatype puts are measured against).
+void gather_blocks(void *stream, void *dst, const void *src, size_t block, size_t stride, size_t count);
+
 // The bytes stamp writes; the same function on host and device.
 XDEV_HOST_DEVICE inline uint8_t stamp_byte(uint64_t key, uint64_t gen, size_t i) {
   uint64_t x = key * 0x9e3779b97f4a7c15ull + gen * 0xbf58476d1ce4e5b9ull + (i >> 3);

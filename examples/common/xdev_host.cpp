@@ -90,7 +90,35 @@ void enqueue(void *stream, void (*fn)(void *), CounterTask *t) {
   check(MPIX_Host_stream_enqueue(static_cast<MPIX_Host_stream>(stream), fn, t), "MPIX_Host_stream_enqueue");
 }
 
+struct GatherTask {
+  void *dst;
+  const void *src;
+  size_t block, stride, count;
+  bool operator<(const GatherTask &o) const {
+    return std::tie(dst, src, block, stride, count) < std::tie(o.dst, o.src, o.block, o.stride, o.count);
+  }
+};
+
 }  // namespace
+
+void gather_blocks(void *stream, void *dst, const void *src, size_t block, size_t stride, size_t count) {
+  static std::mutex mu;
+  static std::set<GatherTask> records;
+  GatherTask *t;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    t = const_cast<GatherTask *>(&*records.insert(GatherTask{dst, src, block, stride, count}).first);
+  }
+  check(MPIX_Host_stream_enqueue(static_cast<MPIX_Host_stream>(stream),
+                                 [](void *arg) {
+                                   auto *g = static_cast<GatherTask *>(arg);
+                                   for (size_t i = 0; i < g->count; ++i)
+                                     std::memcpy(static_cast<char *>(g->dst) + i * g->block,
+                                                 static_cast<const char *>(g->src) + i * g->stride, g->block);
+                                 },
+                                 t),
+        "MPIX_Host_stream_enqueue");
+}
 
 void stream_begin_capture(void *stream) {
   check(MPIX_Host_stream_begin_capture(static_cast<MPIX_Host_stream>(stream)), "MPIX_Host_stream_begin_capture");

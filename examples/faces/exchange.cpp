@@ -5,16 +5,18 @@
 
 namespace faces {
 
-Buffers::Buffers(const Plan &plan) {
+Buffers::Buffers(const Plan &plan, bool with_send) {
   const size_t bytes = static_cast<size_t>(plan.buffer_doubles) * sizeof(double);
-  send = static_cast<double *>(xdev::alloc(bytes));
+  if (with_send) {
+    send = static_cast<double *>(xdev::alloc(bytes));
+    xdev::fill(send, 0, bytes);
+  }
   recv = static_cast<double *>(xdev::alloc(bytes));
-  xdev::fill(send, 0, bytes);
   xdev::fill(recv, 0, bytes);
 }
 
 Buffers::~Buffers() {
-  xdev::free(send);
+  if (send) xdev::free(send);
   xdev::free(recv);
 }
 
@@ -39,9 +41,19 @@ void CapturedBlock::run(void *stream, int count, bool capture, const std::functi
   xdev::stream_sync(stream);
 }
 
+std::string datatypes_detail(const Context &c) {
+  return c.datatypes ? "; --datatypes: puts from the field through derived types (no pack), received copies "
+                       "contiguous, summed by the unpack-add kernel"
+                     : "";
+}
+
+std::string packs_detail(const Context &c) {
+  return c.datatypes ? "; packs (--datatypes changes rma and st only)" : "";
+}
+
 void enqueue_before_transfer(const Context &c, double *send) {
   if (c.interior) kernels::interior_sum(c.plan.shape, c.field, c.stream);
-  kernels::pack(c.plan.shape, c.plan.regions, c.field, send, c.stream);
+  if (send) kernels::pack(c.plan.shape, c.plan.regions, c.field, send, c.stream);
 }
 
 void enqueue_after_transfer(const Context &c, const double *recv) {

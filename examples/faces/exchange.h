@@ -19,6 +19,7 @@ struct Context {
   bool interior;   // run the interior sum in every exchange (nshare > 0)
   int sync_every;  // st: synchronise the stream every this many exchanges (0: at the end only)
   bool graph;      // st, nccl: replay a captured block (--graph)
+  bool datatypes;  // rma, st: put each region from the field through a derived type (--datatypes)
 };
 
 // A block of exchanges, enqueued eagerly or captured once into a graph (CUDA graph;
@@ -50,18 +51,25 @@ class Exchange {
 };
 
 // Device buffers every mode uses: its copies going out and coming in, one slot per direction.
+// Modes that put from the field (--datatypes) need no send buffer.
 struct Buffers {
   double *send = nullptr;
   double *recv = nullptr;
-  explicit Buffers(const Plan &plan);
+  explicit Buffers(const Plan &plan, bool with_send = true);
   ~Buffers();
   Buffers(const Buffers &) = delete;
   Buffers &operator=(const Buffers &) = delete;
 };
 
 // The work before the data moves (interior sum, pack) and after (unpack and add), on the stream.
+// With `send` null (puts that read the field through derived types) nothing is packed.
 void enqueue_before_transfer(const Context &c, double *send);
 void enqueue_after_transfer(const Context &c, const double *recv);
+
+// Exchange::detail() suffixes for --datatypes: what rma and st do with it; that p2p and nccl
+// still pack. Empty without it.
+std::string datatypes_detail(const Context &c);
+std::string packs_detail(const Context &c);
 
 std::unique_ptr<Exchange> make_p2p_exchange(const Context &c);
 std::unique_ptr<Exchange> make_rma_exchange(const Context &c);

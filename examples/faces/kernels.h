@@ -6,6 +6,10 @@
 
 namespace faces::kernels {
 
+// Kernels (host tasks) these functions have enqueued so far in this process, for the stream
+// operations per exchange beside the library's MPIX_St_stream_ops_enqueued().
+unsigned long long launches();
+
 // Sets every copy of every point to its initial value times `scale`.
 void init_field(const Shape &s, const Placement &p, double scale, double *u, void *stream);
 // Direct-stiffness sum inside the block: copies of a point held by neighbouring local elements

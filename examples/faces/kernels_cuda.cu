@@ -1,6 +1,7 @@
 // CUDA kernels of the benchmark: one thread per copy touched, launched on the caller's stream.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 
@@ -11,7 +12,11 @@ namespace {
 
 constexpr int kThreads = 256;
 
+std::atomic<unsigned long long> g_launches{0};
+
+// Called after every launch: counts it and stops on a launch error.
 void launch_check(const char *what) {
+  ++g_launches;
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) return;
   std::fprintf(stderr, "faces: %s launch: %s\n", what, cudaGetErrorString(e));
@@ -91,6 +96,8 @@ int64_t total_copies(const RegionList &regions) {
 }
 
 }  // namespace
+
+unsigned long long launches() { return g_launches.load(); }
 
 void init_field(const Shape &s, const Placement &p, double scale, double *u, void *stream) {
   if (s.points() == 0) return;

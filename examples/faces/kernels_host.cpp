@@ -2,6 +2,7 @@
 // the library's epoch operations.
 #include <mpix/mpix_st.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -21,6 +22,8 @@ namespace {
 // Shapes and region lists are the plan's, which lives for the whole run, so their addresses name them.
 using Key = std::tuple<int, const void *, const void *, const void *, double>;
 
+std::atomic<unsigned long long> g_launches{0};
+
 void enqueue(void *stream, const Key &key, std::function<void()> work) {
   static std::mutex mu;
   static std::map<Key, std::unique_ptr<std::function<void()>>> tasks;
@@ -32,6 +35,7 @@ void enqueue(void *stream, const Key &key, std::function<void()> work) {
     task = slot.get();
   }
   auto run = [](void *arg) { (*static_cast<std::function<void()> *>(arg))(); };
+  ++g_launches;
   if (MPIX_Host_stream_enqueue(static_cast<MPIX_Host_stream>(stream), run, task) != MPI_SUCCESS) {
     std::fprintf(stderr, "faces: MPIX_Host_stream_enqueue failed\n");
     std::abort();
@@ -39,6 +43,8 @@ void enqueue(void *stream, const Key &key, std::function<void()> work) {
 }
 
 }  // namespace
+
+unsigned long long launches() { return g_launches.load(); }
 
 void init_field(const Shape &s, const Placement &p, double scale, double *u, void *stream) {
   enqueue(stream, Key{0, u, &s, &p, scale}, [=] {

@@ -42,9 +42,11 @@ class NcclExchange final : public Exchange {
 
   std::string detail() const override {
     if (capture_)
-      return "ncclGroupStart / ncclSend / ncclRecv / ncclGroupEnd captured into one graph per block, replayed";
+      return "ncclGroupStart / ncclSend / ncclRecv / ncclGroupEnd captured into one graph per block, replayed" +
+             packs_detail(c_);
     return std::string("ncclGroupStart / ncclSend / ncclRecv / ncclGroupEnd") +
-           (c_.graph ? "; eager (captured NCCL send/recv hung on the test machine: FACES_NCCL_GRAPH=1 captures)" : "");
+           (c_.graph ? "; eager (captured NCCL send/recv hung on the test machine: FACES_NCCL_GRAPH=1 captures)" : "") +
+           packs_detail(c_);
   }
 
   void run(int count) override { block_.run(c_.stream, count, capture_, [this](int n) { enqueue(n); }); }

@@ -41,7 +41,7 @@ class P2pExchange final : public Exchange {
 
   std::string detail() const override {
     const std::string how = staged_ ? "staged through host memory (MPI not GPU-aware)" : "direct from device buffers";
-    return c_.graph ? how + "; eager (host-driven: no graph)" : how;
+    return (c_.graph ? how + "; eager (host-driven: no graph)" : how) + packs_detail(c_);
   }
 
   void run(int count) override {

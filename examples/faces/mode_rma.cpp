@@ -1,7 +1,8 @@
 // rma: host-driven active-target RMA on the library's window: MPI_Win_post / MPI_Win_start /
 // MPI_Put / MPI_Win_complete / MPI_Win_wait. The host synchronises the stream once per exchange,
-// where it must: before the puts read the packed copies (which also ends the previous unpack,
-// so the post may let neighbours overwrite the receive buffer).
+// where it must: before the puts read the packed copies, or with --datatypes the field itself
+// (which also ends the previous unpack, so the post may let neighbours overwrite the receive
+// buffer).
 #include "exchange.h"
 #include "neighbour_window.h"
 #include "xdev.h"
@@ -11,10 +12,12 @@ namespace {
 
 class RmaExchange final : public Exchange {
  public:
-  explicit RmaExchange(const Context &c) : c_(c), buffers_(c.plan), window_(c, buffers_.recv) {}
+  explicit RmaExchange(const Context &c)
+      : c_(c), buffers_(c.plan, !c.datatypes), window_(c, buffers_.recv) {}
 
   std::string detail() const override {
-    return std::string("host-driven MPI_Win_post/start/complete/wait") + (c_.graph ? "; eager (host-driven: no graph)" : "");
+    return std::string("host-driven MPI_Win_post/start/complete/wait") + datatypes_detail(c_) +
+           (c_.graph ? "; eager (host-driven: no graph)" : "");
   }
 
   void run(int count) override {

@@ -1,5 +1,6 @@
 // st: stream-triggered active-target RMA. Every exchange is only enqueued; the stream runs post,
-// pack, puts, complete, wait and unpack in order, and the host synchronises once per block.
+// pack (none with --datatypes), puts, complete, wait and unpack in order, and the host
+// synchronises once per block.
 #include <mpix/mpix_st.h>
 
 #include <string>
@@ -13,13 +14,14 @@ namespace {
 
 class StExchange final : public Exchange {
  public:
-  explicit StExchange(const Context &c) : c_(c), buffers_(c.plan), window_(c, buffers_.recv) {}
+  explicit StExchange(const Context &c) : c_(c), buffers_(c.plan, !c.datatypes), window_(c, buffers_.recv) {}
 
   std::string detail() const override {
-    if (c_.graph) return "MPIX_Win_*_stream captured into one graph per block, replayed";
+    if (c_.graph) return "MPIX_Win_*_stream captured into one graph per block, replayed" + datatypes_detail(c_);
     if (c_.sync_every > 0)
-      return "MPIX_Win_*_stream, a synchronisation every " + std::to_string(c_.sync_every) + " exchanges";
-    return "MPIX_Win_*_stream, one synchronisation per block";
+      return "MPIX_Win_*_stream, a synchronisation every " + std::to_string(c_.sync_every) + " exchanges" +
+             datatypes_detail(c_);
+    return "MPIX_Win_*_stream, one synchronisation per block" + datatypes_detail(c_);
   }
 
   void run(int count) override { block_.run(c_.stream, count, c_.graph, [this](int n) { enqueue(n); }); }
@@ -28,7 +30,8 @@ class StExchange final : public Exchange {
   void enqueue(int count) {
     for (int it = 0; it < count; ++it) {
       // The previous unpack precedes this post on the stream, so neighbours may already write
-      // the receive buffer while this rank sums its interior and packs.
+      // the receive buffer while this rank sums its interior and packs. With --datatypes the
+      // puts read the field in the complete, after the interior sum and before this unpack.
       MPIX_Win_post_stream(window_.group(), window_.win(), c_.stream);
       enqueue_before_transfer(c_, buffers_.send);
       MPI_Win_start(window_.group(), MPIX_MODE_STREAM, window_.win());

@@ -36,7 +36,10 @@ bool check_numbers(const Options &o, std::string *error) {
 
 const char *usage() {
   return "usage: faces [--mode p2p|rma|st|nccl|all] [--periodic] [--ranks-per-gpu K] [--throttle-sync K]\n"
-         "             [--graph] [--json FILE] lx ly lz mx my mz n niface niel nshare\n"
+         "             [--graph] [--datatypes] [--json FILE] lx ly lz mx my mz n niface niel nshare\n"
+         "  --datatypes rma and st: put each face, edge and corner straight from the field through an\n"
+         "              MPI derived datatype (no pack kernel; node-local peers only); the received\n"
+         "              copies stay contiguous and the unpack-add kernel sums them. p2p and nccl pack\n"
          "  --graph     st (and nccl with FACES_NCCL_GRAPH=1): capture one block of exchanges into a graph (the same kernels and\n"
          "              calls) in the warm-up block and replay it for every block; p2p and rma stay\n"
          "              eager (they are host-driven)\n"
@@ -75,6 +78,8 @@ bool parse_options(int argc, char **argv, Options *o, std::string *error) {
       }
     } else if (std::strcmp(arg, "--graph") == 0) {
       o->graph = true;
+    } else if (std::strcmp(arg, "--datatypes") == 0) {
+      o->datatypes = true;
     } else if (std::strcmp(arg, "--json") == 0 && has_value) {
       o->json = argv[++a];
     } else {

@@ -52,6 +52,10 @@ void print_header(const RunInfo &run) {
               run.binary.c_str(), run.ranks, o.ranks[0], o.ranks[1], o.ranks[2], o.periodic ? " periodic" : "",
               o.elements[0], o.elements[1], o.elements[2], o.n, o.niface, o.niel, o.nshare,
               o.interior() ? "with interior sums" : "no interior sums");
+  if (o.datatypes)
+    std::printf("faces: --datatypes: rma and st put each face, edge and corner straight from the field through MPI "
+                "derived datatypes (no pack kernel); the received copies stay contiguous in the window and the "
+                "unpack-add kernel sums them into the field (a put cannot add); p2p and nccl still pack\n");
   if (o.graph) std::printf("faces: --graph: st replays one captured block (nccl too with FACES_NCCL_GRAPH=1); p2p and rma stay eager\n");
   std::printf("faces: mpix-st %d.%d backend %s, device %s, %s%s%s\n", MPIX_ST_VERSION_MAJOR, MPIX_ST_VERSION_MINOR,
               run.backend.c_str(), run.devices.empty() ? "?" : run.devices[0].c_str(), run.mpi_library.c_str(),
@@ -69,6 +73,8 @@ void print_result(const ModeResult &r) {
                 r.mode.c_str(), r.total_s.avg, r.total_s.min, r.total_s.max, r.per_exchange_us.avg,
                 r.per_exchange_us.min, r.per_exchange_us.max, r.timed_blocks, r.exchanges_per_block,
                 r.detail.c_str());
+    std::printf("mode=%s stream_ops_per_exchange=%g (library %g, faces kernels %g)\n", r.mode.c_str(),
+                r.library_ops + r.faces_ops, r.library_ops, r.faces_ops);
   }
   std::fflush(stdout);
 }
@@ -91,7 +97,9 @@ bool write_json(const std::string &path, const RunInfo &run, const std::vector<M
   j << "  \"config\": {\"ranks\": " << run.ranks << ", \"grid\": " << triple(o.ranks)
     << ", \"periodic\": " << (o.periodic ? "true" : "false") << ", \"elements\": " << triple(o.elements)
     << ", \"n\": " << o.n << ", \"niface\": " << o.niface << ", \"niel\": " << o.niel << ", \"nshare\": " << o.nshare
-    << ", \"interior\": " << (o.interior() ? "true" : "false") << ", \"ranks_per_gpu\": " << o.ranks_per_gpu << ", \"throttle_sync\": " << o.throttle_sync << ", \"graph\": " << (o.graph ? "true" : "false")
+    << ", \"interior\": " << (o.interior() ? "true" : "false") << ", \"ranks_per_gpu\": " << o.ranks_per_gpu
+    << ", \"throttle_sync\": " << o.throttle_sync << ", \"graph\": " << (o.graph ? "true" : "false")
+    << ", \"datatypes\": " << (o.datatypes ? "true" : "false")
     << ", \"mode\": " << quoted(o.mode) << "},\n";
   j << "  \"versions\": {\"mpix_st\": \"" << MPIX_ST_VERSION_MAJOR << "." << MPIX_ST_VERSION_MINOR
     << "\", \"backend\": " << quoted(run.backend) << ", \"mpi_library\": " << quoted(run.mpi_library)
@@ -108,7 +116,8 @@ bool write_json(const std::string &path, const RunInfo &run, const std::vector<M
     }
     j << ", \"detail\": " << quoted(r.detail) << ", \"ranks\": " << r.ranks << ", \"passed\": " << r.passed
       << ", \"timed_blocks\": " << r.timed_blocks << ", \"exchanges_per_block\": " << r.exchanges_per_block
-      << ", \"total_s\": " << stats(r.total_s) << ", \"per_exchange_us\": " << stats(r.per_exchange_us);
+      << ", \"total_s\": " << stats(r.total_s) << ", \"per_exchange_us\": " << stats(r.per_exchange_us)
+      << ", \"stream_ops_per_exchange\": {\"library\": " << r.library_ops << ", \"faces\": " << r.faces_ops << "}";
     if (st) j << ", \"ratio_to_st\": " << r.per_exchange_us.avg / st->per_exchange_us.avg;
     j << "}";
   }

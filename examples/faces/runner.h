@@ -25,6 +25,9 @@ struct ModeResult {
   int exchanges_per_block = 0;
   Stats total_s;          // time of all timed blocks of a rank
   Stats per_exchange_us;  // that time per exchange
+  // Stream operations one exchange enqueues (the first block's, max over ranks; with --graph the
+  // ones captured into the graph): the library's epoch launches and Faces' own kernels.
+  double library_ops = 0, faces_ops = 0;
 };
 
 // `check_threads`: host threads of the reference check.

@@ -62,6 +62,30 @@ int MPIX_Allgather_stream(const void *sendbuf, int sendcount, MPI_Datatype sendt
 int MPIX_Alltoall_stream(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                          MPI_Datatype recvtype, MPI_Comm comm, void *stream);
 
+/* ---- MPICH's enqueue spelling ----------------------------------------------------------------- *
+ * A program written for MPICH's stream API (MPICH 4.1+) runs GPU-driven on mpix-st: a GPU stream
+ * wrapped in an MPIX_Stream (info "type" = "cudaStream_t", "hipStream_t" or, on the host backend,
+ * "MPIX_Host_stream"; "value" = the handle's bytes, set with MPIX_Info_set_hex), a communicator
+ * bound to it with MPIX_Stream_comm_create, and the *_enqueue collectives on that communicator,
+ * which are the *_stream calls above on the bound stream. Where mpi.h declares MPIX_Stream itself
+ * (MPICH 4.1 and later), the MPI's own stream calls stay in charge and mpix-st does not define them. */
+#ifndef MPIX_STREAM_NULL
+typedef struct mpix_st_stream *MPIX_Stream;
+#define MPIX_STREAM_NULL ((MPIX_Stream)0)
+#define MPIX_ST_DEFINES_MPIX_STREAM 1
+int MPIX_Info_set_hex(MPI_Info info, const char *key, const void *value, int value_size);
+int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream);
+int MPIX_Stream_free(MPIX_Stream *stream);
+int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm);
+int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                           MPI_Comm comm);
+int MPIX_Bcast_enqueue(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int MPIX_Allgather_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm);
+int MPIX_Alltoall_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm);
+#endif
+
 /* ---- Host backend streams (in-order worker threads) ------------------------------------------ */
 typedef struct mpix_host_stream *MPIX_Host_stream;
 int MPIX_Host_stream_create(MPIX_Host_stream *stream);

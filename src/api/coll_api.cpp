@@ -8,6 +8,7 @@
 #include "../gpu/backend.h"
 #include "errors.h"
 #include "host_streams.h"
+#include "mpich_streams.h"
 #include "mpix/mpix_st.h"
 #include "window_lookup.h"
 
@@ -203,6 +204,23 @@ Result blocks(mpix::coll::Kind kind, const void *sendbuf, int sendcount, MPI_Dat
   return mpix::coll::enqueue(c);
 }
 
+Result bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm, void *stream) {
+  Call c;
+  c.kind = mpix::coll::kBcast;
+  if (Result r = check_common(comm, count, stream, &c)) return r;
+  if (Result r = check_root(comm, root)) return r;
+  uint64_t size = 0;
+  if (Result r = contiguous_type(datatype, "the datatype", &size)) return r;
+  c.count = size * c.count;
+  if (Result r = check_buffer(buf, c.count, "the buffer")) return r;
+  c.dtype = mpix::coll::kBytes;
+  c.op = mpix::coll::kNoOp;
+  c.sendbuf = buf;
+  c.recvbuf = buf;
+  c.root = root;
+  return mpix::coll::enqueue(c);
+}
+
 }  // namespace
 
 extern "C" {
@@ -220,22 +238,7 @@ int MPIX_Reduce_stream(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 }
 
 int MPIX_Bcast_stream(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm, void *stream) {
-  return run("MPIX_Bcast_stream", comm, [&]() -> Result {
-    Call c;
-    c.kind = mpix::coll::kBcast;
-    if (Result r = check_common(comm, count, stream, &c)) return r;
-    if (Result r = check_root(comm, root)) return r;
-    uint64_t size = 0;
-    if (Result r = contiguous_type(datatype, "the datatype", &size)) return r;
-    c.count = size * c.count;
-    if (Result r = check_buffer(buf, c.count, "the buffer")) return r;
-    c.dtype = mpix::coll::kBytes;
-    c.op = mpix::coll::kNoOp;
-    c.sendbuf = buf;
-    c.recvbuf = buf;
-    c.root = root;
-    return mpix::coll::enqueue(c);
-  });
+  return run("MPIX_Bcast_stream", comm, [&] { return bcast(buf, count, datatype, root, comm, stream); });
 }
 
 int MPIX_Allgather_stream(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -251,5 +254,45 @@ int MPIX_Alltoall_stream(const void *sendbuf, int sendcount, MPI_Datatype sendty
     return blocks(mpix::coll::kAlltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, stream);
   });
 }
+
+// MPICH's spelling: the same calls on the stream bound to the communicator (mpich_streams.h).
+#ifdef MPIX_ST_DEFINES_MPIX_STREAM
+
+int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                           MPI_Comm comm) {
+  return run("MPIX_Allreduce_enqueue", comm, [&]() -> Result {
+    void *stream = nullptr;
+    if (Result r = mpix::api::bound_stream(comm, &stream)) return r;
+    return reduction(sendbuf, recvbuf, count, datatype, op, 0, true, comm, stream);
+  });
+}
+
+int MPIX_Bcast_enqueue(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  return run("MPIX_Bcast_enqueue", comm, [&]() -> Result {
+    void *stream = nullptr;
+    if (Result r = mpix::api::bound_stream(comm, &stream)) return r;
+    return bcast(buffer, count, datatype, root, comm, stream);
+  });
+}
+
+int MPIX_Allgather_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm) {
+  return run("MPIX_Allgather_enqueue", comm, [&]() -> Result {
+    void *stream = nullptr;
+    if (Result r = mpix::api::bound_stream(comm, &stream)) return r;
+    return blocks(mpix::coll::kAllgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, stream);
+  });
+}
+
+int MPIX_Alltoall_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm) {
+  return run("MPIX_Alltoall_enqueue", comm, [&]() -> Result {
+    void *stream = nullptr;
+    if (Result r = mpix::api::bound_stream(comm, &stream)) return r;
+    return blocks(mpix::coll::kAlltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, stream);
+  });
+}
+
+#endif  // MPIX_ST_DEFINES_MPIX_STREAM
 
 }  // extern "C"

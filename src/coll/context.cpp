@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -12,6 +13,7 @@
 #include "../../kernels/coll_args.h"
 #include "../core/config.h"
 #include "../core/window_setup.h"
+#include "../topo/device_sharing.h"
 #include "../topo/locality.h"
 
 namespace mpix::coll {
@@ -34,6 +36,7 @@ struct Record {
   int32_t pid;
   int32_t ok;  // this rank made and exported its memory
   topo::Locality where;
+  char device[32];  // gpu::Backend::device_id
 };
 
 std::mutex g_mu;
@@ -91,6 +94,7 @@ core::Result build(Context &c, MPI_Comm comm) {
   mine.half_bytes = default_half_bytes();
   mine.pid = static_cast<int32_t>(getpid());
   mine.where = topo::locate(comm, core::config().vnode_size);
+  std::snprintf(mine.device, sizeof mine.device, "%s", be.device_id().c_str());
   void *flags = nullptr;
   if (be.allocate_window_memory(2 * mine.half_bytes, &c.scratch)) {
     why = "scratch allocation: " + be.last_error();
@@ -119,6 +123,8 @@ core::Result build(Context &c, MPI_Comm comm) {
     all_local = all_local && all[q].where.same_node_as(mine.where);
     c.half_bytes = std::min(c.half_bytes, all[q].half_bytes);
   }
+  be.set_device_sharers(
+      topo::device_sharers(all, [&](const Record &r) { return r.where.same_node_as(mine.where); }, mine.device));
   if (failed_rank >= 0)
     return core::fail(core::resource_error_class(),
                       why.empty() ? "rank " + std::to_string(failed_rank) + " could not make its collective memory"

@@ -6,10 +6,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
 
+#include "../topo/device_sharing.h"
 #include "../topo/locality.h"
 #include "config.h"
 #include "epochs.h"
@@ -32,6 +34,7 @@ struct PeerRecord {
   int32_t world_rank;
   int32_t pad;
   remote::Exchange fabric;  // registrations for peers on other nodes (empty without a transport)
+  char device[32];          // gpu::Backend::device_id: ranks on one device shrink their grids
 };
 
 bool info_says_false(MPI_Info info, const char *key) {
@@ -66,6 +69,7 @@ Result map_peers(Window &w) {
   mine.disp_unit = w.disp_unit;
   mine.pid = static_cast<int32_t>(getpid());
   mine.where = topo::locate(w.comm, config().vnode_size);
+  std::snprintf(mine.device, sizeof mine.device, "%s", be.device_id().c_str());
   PMPI_Comm_rank(MPI_COMM_WORLD, &mine.world_rank);
   Result r;
   if (w.bytes > 0 && be.export_region(w.base, w.bytes, &mine.data)) r = backend_failure("window memory export");
@@ -100,6 +104,8 @@ Result map_peers(Window &w) {
     else if (be.import_region(all[p].flags, peer.pid, &peer.flags))
       r = backend_failure("mapping a peer's flags");
   }
+  be.set_device_sharers(topo::device_sharers(all, [&](const PeerRecord &p) { return p.where.same_node_as(mine.where); },
+                                        mine.device));
   if (!r && some_remote) {
     std::vector<remote::Exchange> fabric(w.size);
     for (int p = 0; p < w.size; ++p) fabric[p] = all[p].fabric;

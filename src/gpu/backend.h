@@ -135,6 +135,13 @@ class Backend {
   virtual uint64_t stream_ops_enqueued() const = 0;
   // The device this backend's memory lives on (GPU backends: the one current at start-up).
   virtual int device_ordinal() const { return 0; }
+  // Names the device across processes (its PCI bus id; "" on the host backend), so ranks can tell
+  // which of them share one.
+  virtual std::string device_id() const { return ""; }
+  // `n` processes (this one included) run kernels on this device. Kernels whose blocks wait on
+  // other processes must leave room for theirs: grids shrink to 1/n of the device (the largest n
+  // seen counts).
+  virtual void set_device_sharers([[maybe_unused]] int n) {}
 };
 
 // The backend of this process: MPIX_ST_BACKEND=auto|host|cuda|hip (auto: a GPU backend when its

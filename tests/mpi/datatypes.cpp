@@ -249,6 +249,10 @@ struct Plan {
 Plan make_plan(std::mt19937_64 &rng, bool self_ok) {
   Plan p;
   std::uniform_real_distribution<double> u(0, 1);
+  // Accumulates of several origins overlap in the accumulate region: MPI requires them to use one
+  // basic type there (an MPI_INT and an MPI_DOUBLE accumulate on the same bytes would give a
+  // result that depends on their order).
+  const MPI_Datatype acc_elem = u(rng) < 0.5 ? MPI_INT : MPI_DOUBLE;
   for (int o = 0; o < g_size; ++o)
     for (int t = 0; t < g_size; ++t) {
       if ((o == t && !self_ok) || u(rng) < 0.3) continue;
@@ -259,7 +263,7 @@ Plan make_plan(std::mt19937_64 &rng, bool self_ok) {
           op.kind = kind;
           op.o = o;
           op.t = t;
-          op.elem = (kind == kAcc || u(rng) < 0.6) ? (u(rng) < 0.5 ? MPI_INT : MPI_DOUBLE) : MPI_DOUBLE;
+          op.elem = kind == kAcc ? acc_elem : u(rng) < 0.6 ? (u(rng) < 0.5 ? MPI_INT : MPI_DOUBLE) : MPI_DOUBLE;
           MPI_Aint esize = op.elem == MPI_INT ? 4 : 8;
           TypeGen g{rng, op.elem, esize};
           const int tn = g.pick(1, 12);
@@ -286,6 +290,11 @@ Plan make_plan(std::mt19937_64 &rng, bool self_ok) {
           const size_t region = kind == kPut ? put_region(o) : kind == kAcc ? acc_region() : get_region();
           const MPI_Aint slack = g.pick(0, static_cast<int>(room / esize)) * esize;
           op.disp = static_cast<MPI_Aint>(region) - tlo + slack;
+          if (op.disp < 0) {  // MPI takes non-negative target displacements only: draw again
+            g.release(op.otype);
+            g.release(op.ttype);
+            continue;
+          }
           p.ops.push_back(op);
           break;
         }

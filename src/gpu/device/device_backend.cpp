@@ -35,11 +35,13 @@ class DeviceBackend final : public Backend {
         MPIX_GPU(DeviceGetAttribute)(&sms, gpuDevAttrMultiProcessorCount, device_) != gpuSuccess)
       sms = 0;
     // Copy grid: one block per MPIX_ST_COPY_BLOCK_KIB of data, at most MPIX_ST_COPY_BLOCKS_PER_SM per SM.
-    max_blocks_ = (sms > 0 ? sms : 32) * static_cast<int>(env_u64("MPIX_ST_COPY_BLOCKS_PER_SM", 2));
+    device_max_blocks_ = (sms > 0 ? sms : 32) * static_cast<int>(env_u64("MPIX_ST_COPY_BLOCKS_PER_SM", 2));
     // Collective grids wait at grid barriers: at most one block per SM, so all of them run at once.
-    coll_max_blocks_ = sms > 0 ? sms : 16;
+    device_coll_blocks_ = sms > 0 ? sms : 16;
+    set_device_sharers(1);
+    char bus[32] = {};
+    if (MPIX_GPU(DeviceGetPCIBusId)(bus, sizeof bus - 1, device_) == gpuSuccess) device_id_ = bus;
     bytes_per_block_ = env_u64("MPIX_ST_COPY_BLOCK_KIB", 64) * 1024;
-    if (max_blocks_ < 1) max_blocks_ = 1;
     if (bytes_per_block_ == 0) bytes_per_block_ = 64 * 1024;
     copy_engine_bytes_ = env_u64("MPIX_ST_COPY_ENGINE_MIB", 128) << 20;  // 0: never
     if (gpuHostAlloc(reinterpret_cast<void **>(&mailbox_), sizeof *mailbox_, gpuHostAllocMapped) != gpuSuccess ||
@@ -283,6 +285,18 @@ class DeviceBackend final : public Backend {
 
   uint64_t stream_ops_enqueued() const override { return launches_.load(); }
   int device_ordinal() const override { return device_; }
+  std::string device_id() const override { return device_id_; }
+
+  // Every block of an epoch or collective kernel may spin on another process's flags: with n
+  // processes on the device, a grid larger than 1/n of it can hold every SM while the kernel it
+  // waits for cannot start (measured: two ranks on one H100, a 64 MiB put's 264 blocks waited
+  // forever for the other rank's one-block post).
+  void set_device_sharers(int n) override {
+    if (n <= sharers_) return;
+    sharers_ = n;
+    max_blocks_ = std::max(1, device_max_blocks_ / n);
+    coll_max_blocks_ = std::max(1, device_coll_blocks_ / n);
+  }
 
  private:
   bool is_large_copy(const work::Item &it) const { return it.kind == work::kCopy && it.bytes >= copy_engine_bytes_; }
@@ -413,6 +427,8 @@ class DeviceBackend final : public Backend {
   uint32_t *barriers_ = nullptr;  // grid-barrier words of collective launches (kBarrierSlots x 4)
   std::atomic<uint32_t> next_barrier_{0};
   int coll_max_blocks_ = 16;
+  int device_max_blocks_ = 64, device_coll_blocks_ = 16, sharers_ = 0;
+  std::string device_id_;
   uint32_t *alive_ = nullptr;                 // live windows (work::window_alive_slot), device memory
   gpuStream_t internal_ = nullptr;  // host-driven RMA runs its copies here
   mutable std::mutex mu_;

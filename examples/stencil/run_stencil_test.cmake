@@ -1,0 +1,30 @@
+# Runs one stencil test: cmake -DMPIEXEC=.. -DNP_FLAG=.. -DPREFLAGS=.. -DRANKS=n -DSTENCIL=path
+#   "-DARGS=stencil arguments" -P run_stencil_test.cmake
+# Passes when stencil exits 0 and prints `stencil: passed`, and, where ARGS has --json, the file
+# says passed too.
+separate_arguments(stencil_args UNIX_COMMAND "${ARGS}")
+separate_arguments(pre UNIX_COMMAND "${PREFLAGS}")
+if(ARGS MATCHES "--json ([^ ]+)")
+  file(REMOVE "${CMAKE_MATCH_1}")
+endif()
+execute_process(COMMAND ${MPIEXEC} ${NP_FLAG} ${RANKS} ${pre} ${STENCIL} ${stencil_args}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}")
+if(err)
+  message("${err}")
+endif()
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "stencil exited with ${rc}")
+endif()
+string(FIND "${out}" "stencil: passed\n" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "no 'stencil: passed' line")
+endif()
+if(ARGS MATCHES "--json ([^ ]+)")
+  file(READ "${CMAKE_MATCH_1}" json)
+  string(JSON passed ERROR_VARIABLE bad GET "${json}" passed)
+  string(JSON mismatches ERROR_VARIABLE bad2 GET "${json}" reference mismatches)
+  if(bad OR bad2 OR NOT passed STREQUAL "ON" OR NOT mismatches EQUAL 0)
+    message(FATAL_ERROR "${CMAKE_MATCH_1} does not report a passed run: ${bad}${bad2} ${json}")
+  endif()
+endif()
