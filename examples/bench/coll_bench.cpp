@@ -18,7 +18,6 @@
 #include <mpix/mpix_st.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "coll_vendor.h"
 #include "xdev.h"
 
@@ -109,8 +109,6 @@ Options parse(int argc, char **argv) {
   }
   return o;
 }
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 struct Buffers {
   float *send = nullptr, *recv = nullptr;
@@ -221,18 +219,6 @@ struct Result {
   bool correct;
 };
 
-// Runs `enqueue` `iters` times, synchronises once; the slowest rank's seconds per call.
-template <typename F>
-double timed(int iters, void *stream, F &&enqueue) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  const double t0 = now();
-  for (int i = 0; i < iters; ++i) enqueue();
-  xdev::stream_sync(stream);
-  double t = (now() - t0) / iters, worst = 0;
-  MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
-}
-
 // The same calls captured into one graph and replayed once.
 template <typename F>
 double timed_graph(int iters, void *stream, F &&enqueue) {
@@ -241,7 +227,7 @@ double timed_graph(int iters, void *stream, F &&enqueue) {
   void *graph = xdev::stream_end_capture(stream);
   xdev::graph_launch(graph, stream);  // warm-up replay (uploads the graph)
   xdev::stream_sync(stream);
-  const double t = timed(1, stream, [&] { xdev::graph_launch(graph, stream); }) / iters;
+  const double t = bench::timed(1, stream, [&] { xdev::graph_launch(graph, stream); }) / iters;
   xdev::graph_destroy(graph);
   return t;
 }
@@ -253,12 +239,7 @@ int main(int argc, char **argv) {
   int rank = 0, n = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int local = 0;
-  MPI_Comm_rank(node, &local);
-  MPI_Comm_free(&node);
-  xdev::init(local);
+  bench::init_device();
   const Options o = parse(argc, argv);
   void *stream = xdev::stream_create();
   std::unique_ptr<coll_bench::Vendor> vendor(o.vendor ? coll_bench::make_vendor(MPI_COMM_WORLD) : nullptr);
@@ -313,7 +294,7 @@ int main(int argc, char **argv) {
           setenv(algo_env(c), algo, 1);
           auto call = [&] { mpix_call(c, s, b, stream); };
           const bool ok = verified(call);
-          record("mpixst", algo, timed(iters, stream, call), ok);
+          record("mpixst", algo, bench::timed(iters, stream, call), ok);
           if (o.graph) record("mpixst-graph", algo, timed_graph(iters, stream, call), ok);
           unsetenv(algo_env(c));
         }
@@ -321,12 +302,12 @@ int main(int argc, char **argv) {
       if (vendor) {
         auto call = [&] { vendor->enqueue(c, b.send, b.recv, s.count, 0, stream); };
         const bool ok = verified(call);
-        record("vendor", vendor->name().substr(0, 8), timed(iters, stream, call), ok);
+        record("vendor", vendor->name().substr(0, 8), bench::timed(iters, stream, call), ok);
       }
       if (o.mpi) {
         auto call = [&] { mpi_call(c, s, b, o.mpi_device, stream); };
         const bool ok = verified(call);
-        record("mpi", o.mpi_device ? "device" : "staged", timed(iters, stream, call), ok);
+        record("mpi", o.mpi_device ? "device" : "staged", bench::timed(iters, stream, call), ok);
       }
     }
   }

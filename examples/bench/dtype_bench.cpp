@@ -11,18 +11,16 @@
 #include <mpix/mpix_st.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "xdev.h"
 
 namespace {
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 [[noreturn]] void die(const char *what) {
   std::fprintf(stderr, "dtype_bench: %s failed\n", what);
@@ -49,18 +47,12 @@ struct Epoch {
   }
 };
 
-// Seconds per call of `body` (enqueued `iters` times, one synchronisation), slowest rank.
+// Seconds per call of `body` after one warm-up call (first-use costs: pair lists, mappings).
 template <typename Body>
 double timed(int iters, void *stream, Body &&body) {
-  body();  // warm-up: first-use costs (pair lists, mappings)
+  body();
   xdev::stream_sync(stream);
-  MPI_Barrier(MPI_COMM_WORLD);
-  const double t0 = now();
-  for (int i = 0; i < iters; ++i) body();
-  xdev::stream_sync(stream);
-  double t = (now() - t0) / iters, worst = 0;
-  MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
+  return bench::timed(iters, stream, body);
 }
 
 }  // namespace
@@ -88,12 +80,7 @@ int main(int argc, char **argv) {
     else if (a == "--json") json = next();
     else die(("option " + a).c_str());
   }
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int local = 0;
-  MPI_Comm_rank(node, &local);
-  MPI_Comm_free(&node);
-  xdev::init(local);
+  bench::init_device();
   void *stream = xdev::stream_create();
 
   const size_t bytes = mib << 20, blocks = bytes / block;
@@ -147,13 +134,13 @@ int main(int argc, char **argv) {
     for (int rep = 0; rep < 5; ++rep) {
       ok(MPIX_Win_post_stream(e.peer, e.win, stream), "post");
       ok(MPI_Win_start(e.peer, MPIX_MODE_STREAM, e.win), "start");
-      const double t0 = now();
+      const double t0 = bench::now();
       for (int p = 0; p < puts; ++p) {
         const MPI_Aint disp = static_cast<MPI_Aint>((p * 16) % bytes);
         if (derived) ok(MPI_Put(strided, 1, two, e.other, disp, 2, MPI_DOUBLE, e.win), "MPI_Put");
         else ok(MPI_Put(strided, 2, MPI_DOUBLE, e.other, disp, 2, MPI_DOUBLE, e.win), "MPI_Put");
       }
-      if (rep > 0) total += now() - t0;  // the first repetition builds the pair list
+      if (rep > 0) total += bench::now() - t0;  // the first repetition builds the pair list
       ok(MPIX_Win_complete_stream(e.win, stream), "complete");
       ok(MPIX_Win_wait_stream(e.win, stream), "wait");
       xdev::stream_sync(stream);

@@ -3,12 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include "../../kernels/coll_args.h"
 #include "../core/config.h"
@@ -43,20 +41,10 @@ std::mutex g_mu;
 std::set<Context *> g_contexts;  // alive, for release_all_contexts
 int g_keyval = MPI_KEYVAL_INVALID;
 
-// Waits (bounded by the watchdog, if set) until every round enqueued outside captures has run:
-// the memory must outlive the streams' use of it. false: give up and leak rather than free memory
-// a stream may still touch.
+// Every round enqueued outside captures has run (core::stream_work_drained): false means give up
+// and leak rather than free memory a stream may still touch.
 bool drained(const Context &c) {
-  gpu::Backend &be = gpu::backend();
-  const uint64_t *cursor = c.flags + FlagLayout::cursor(c.size);
-  const auto start = std::chrono::steady_clock::now();
-  while (be.read_flag(cursor) < c.rounds_enqueued) {
-    const uint64_t waited = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
-    if (core::config().watchdog_ns && waited > core::config().watchdog_ns) return false;
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-  return true;
+  return core::stream_work_drained(c.flags + FlagLayout::cursor(c.size), c.rounds_enqueued);
 }
 
 void destroy(Context *c) {

@@ -180,6 +180,20 @@ Result create_underlying(void *base, MPI_Aint size, int disp_unit, MPI_Info info
 
 uint32_t next_object_id() { return g_next_object_id++; }
 
+bool stream_work_drained(const uint64_t *flag, uint64_t count) {
+  gpu::Backend &be = gpu::backend();
+  const auto start = std::chrono::steady_clock::now();
+  while (be.read_flag(flag) < count) {
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (config().watchdog_ns &&
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count()) >
+            config().watchdog_ns)
+      return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return true;
+}
+
 Result check_window_info(MPI_Info info) {
   if (info == MPI_INFO_NULL) return ok();
   struct Key {
@@ -307,18 +321,11 @@ Result free_window(MPI_Win *win, bool *memory_owned, void **base) {
                                "MPIX_Win_wait_stream first)");
   if (!r) r = drain_notifications(*w);
   // Stream work on this window that has not run yet still uses its memory: let it drain.
-  const auto start = std::chrono::steady_clock::now();
-  while (!r && be.read_flag(w->retire_slot()) < w->stream_lists) {
-    auto waited = std::chrono::steady_clock::now() - start;
-    if (config().watchdog_ns && static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count()) > config().watchdog_ns) {
-      r = fail(MPI_ERR_RMA_SYNC, "MPI_Win_free while " +
-                                     std::to_string(w->stream_lists - be.read_flag(w->retire_slot())) +
-                                     " stream operations on the window have not run (watchdog expired); "
-                                     "synchronize the stream before freeing the window");
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
+  if (!r && !stream_work_drained(w->retire_slot(), w->stream_lists))
+    r = fail(MPI_ERR_RMA_SYNC, "MPI_Win_free while " +
+                                   std::to_string(w->stream_lists - be.read_flag(w->retire_slot())) +
+                                   " stream operations on the window have not run (watchdog expired); "
+                                   "synchronize the stream before freeing the window");
   // Its triggered operations next (the stream has rung their doorbells by now). Registrations stay
   // until the barrier below: peers' operations may still target them.
   if (!r && w->remote) r = remote::quiesce(*w);

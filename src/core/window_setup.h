@@ -12,6 +12,11 @@ namespace mpix::core {
 // them, so they never collide.
 uint32_t next_object_id();
 
+// Waits until the stream work counted by `flag` (a word of this process's flag memory, read through
+// the backend) reaches `count`: memory that enqueued work still uses is freed only after it ran.
+// false when MPIX_ST_WATCHDOG_MS (if set) passed first.
+bool stream_work_drained(const uint64_t *flag, uint64_t count);
+
 // The library's info keys with a value it does not know (MPI_ERR_INFO_VALUE): mpix_st and
 // mpix_st_staged_get_accumulate take true/false (or 1/0), mpix_st_memory device/host.
 Result check_window_info(MPI_Info info);
