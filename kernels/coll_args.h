@@ -16,7 +16,13 @@
 
 namespace mpix::coll {
 
-enum Kind : uint8_t { kAllreduce = 0, kReduce = 1, kBcast = 2, kAllgather = 3, kAlltoall = 4 };
+enum Kind : uint8_t { kAllreduce = 0, kReduce = 1, kBcast = 2, kAllgather = 3, kAlltoall = 4,
+  // Steps of collectives across nodes that touch only this rank's memory (src/coll/multinode.cpp):
+  //   kLocalReduce  recvbuf = op over `pieces` sources sendbuf + j * src_stride, in j order
+  //   kLocalCopy    piece j (< pieces) of count elements: recvbuf + j * dst_stride <- sendbuf +
+  //                 j * src_stride, except piece `root`, which comes from `own` (0: skipped)
+  // They run as one round of a one-rank table (their own cursor), so draining counts them.
+  kLocalReduce = 5, kLocalCopy = 6 };
 
 // Algorithms (node-local, one launch per call). Allreduce:
 //   kOneShot  every rank pushes its vector into every peer's scratch; each reduces alone
@@ -67,7 +73,8 @@ struct Args {
   uint64_t rounds;      // rounds of this call (the cursor advances by this much)
   uint64_t round_elems; // elements one round moves (see the schedules)
   uint32_t comm_id;     // diagnostics: named in watchdog reports
-  uint32_t pad;
+  uint32_t pieces;      // local steps: sources (kLocalReduce) or pieces (kLocalCopy)
+  uint64_t src_stride, dst_stride, own;  // local steps, bytes and an address (see Kind)
   uint64_t watchdog_ns;  // 0: waits never time out
   uint64_t mailbox;      // work::WatchdogMailbox (device backends)
   uint64_t barrier;      // device backends: two zeroed words for the grid's barriers, reset at exit

@@ -107,7 +107,9 @@ class Schedule {
           else bcast(rd);
           break;
         case kAllgather: gather_blocks(rd, false); break;
-        default: gather_blocks(rd, true); break;
+        case kAlltoall: gather_blocks(rd, true); break;
+        case kLocalReduce: local_reduce(rd); break;
+        default: local_copy(rd); break;
       }
       end_round(rd.r);
     }
@@ -404,6 +406,23 @@ class Schedule {
       if (q == me_) continue;
       wait_arrived(0, q, rd.r);
       x_.copy(recv() + q * block + off, scratch(me_, rd.r) + q * slot, bytes);
+    }
+  }
+
+  // Local steps (coll_args.h): one round over this rank's memory only; no flags.
+  MPIX_HOST_DEVICE void local_reduce(const Round &rd) {
+    const void *srcs[kMaxRanks];
+    const int ns = a_.pieces < kMaxRanks ? static_cast<int>(a_.pieces) : kMaxRanks;
+    for (int j = 0; j < ns; ++j) srcs[j] = send() + j * a_.src_stride;
+    void *dst = recv();
+    x_.reduce(&dst, 1, srcs, ns, rd.elems);
+  }
+  MPIX_HOST_DEVICE void local_copy(const Round &rd) {
+    for (uint32_t j = 0; j < a_.pieces; ++j) {
+      const char *src = static_cast<int>(j) == a_.root ? reinterpret_cast<const char *>(a_.own)
+                                                       : send() + j * a_.src_stride;
+      char *dst = recv() + j * a_.dst_stride;
+      if (src && src != dst) x_.copy(dst, src, rd.elems * esize_);
     }
   }
 

@@ -10,6 +10,7 @@
 #include "../core/epochs.h"
 #include "../gpu/backend.h"
 #include "context.h"
+#include "multinode.h"
 
 namespace mpix::coll {
 namespace {
@@ -79,38 +80,46 @@ core::Result enqueue(const Call &call) {
   Context *c = nullptr;
   if (core::Result r = context_of(call.comm, capturing, &c)) return r;
   if (!c->refused.empty()) return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, c->refused);
+  if (c->net) return enqueue_multinode(*c, call, capturing);
+  return enqueue_node_local(*c, call, capturing);
+}
+
+core::Result enqueue_node_local(Context &c, const Call &call, bool capturing) {
+  gpu::Backend &be = gpu::backend();
+  Algo requested = kAuto;
+  if (core::Result r = algorithm_from_env(call.kind, &requested)) return r;
   // A collective of this communicator that timed out earlier is reported by the next call on it.
-  if (core::Result r = core::take_watchdog_error(c->id, nullptr)) return r;
-  if (c->size > kMaxRanks)
+  if (core::Result r = core::take_watchdog_error(c.id, nullptr)) return r;
+  if (c.size > kMaxRanks)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "stream collectives handle communicators of up to " +
                                                          std::to_string(kMaxRanks) + " ranks on one node");
   if (call.count == 0) return core::ok();
 
   Args a{};
   a.kind = call.kind;
-  a.algo = choose(call, *c, requested);
+  a.algo = choose(call, c, requested);
   a.dtype = call.dtype;
   a.op = call.op;
-  a.rank = c->rank;
-  a.size = c->size;
+  a.rank = c.rank;
+  a.size = c.size;
   a.root = call.root;
   a.count = call.count;
   a.sendbuf = reinterpret_cast<uint64_t>(call.sendbuf);
   a.recvbuf = reinterpret_cast<uint64_t>(call.recvbuf);
-  a.table = reinterpret_cast<uint64_t>(c->table);
-  a.half_bytes = c->half_bytes;
+  a.table = reinterpret_cast<uint64_t>(c.table);
+  a.half_bytes = c.half_bytes;
   a.round_elems = round_capacity(a.kind, a.algo, a.size, a.half_bytes, elem_size(a.dtype));
   if (a.round_elems == 0)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "the collective scratch (MPIX_ST_COLL_SCRATCH_KIB) is too small "
-                                                     "for " + std::to_string(c->size) + " ranks");
+                                                     "for " + std::to_string(c.size) + " ranks");
   a.rounds = (call.count + a.round_elems - 1) / a.round_elems;
-  a.comm_id = c->id;
+  a.comm_id = c.id;
   a.watchdog_ns = core::config().watchdog_ns;
   if (be.enqueue_collective(call.stream, a))
     return core::fail(MPI_ERR_OTHER, "enqueue on the stream failed: " + be.last_error());
   // A captured call runs at each replay instead: MPI_Comm_free cannot count on it (free the
   // graph first, as with windows).
-  if (!capturing) c->rounds_enqueued += a.rounds;
+  if (!capturing) c.rounds_enqueued += a.rounds;
   return core::ok();
 }
 

@@ -39,6 +39,7 @@ struct Record {
 
 std::mutex g_mu;
 std::set<Context *> g_contexts;  // alive, for release_all_contexts
+uint64_t g_created = 0;
 int g_keyval = MPI_KEYVAL_INVALID;
 
 // Every round enqueued outside captures has run (core::stream_work_drained): false means give up
@@ -53,6 +54,12 @@ void destroy(Context *c) {
     g_contexts.erase(c);
   }
   gpu::Backend &be = gpu::backend();
+  if (c->net && !release_net(*c)) {
+    std::fprintf(stderr, "mpix-st: collectives on communicator %u did not finish before it was freed; its scratch "
+                         "memory is leaked\n", c->id);
+    delete c;
+    return;
+  }
   if (c->flags && !drained(*c)) {
     std::fprintf(stderr, "mpix-st: collectives on communicator %u did not finish before it was freed; its scratch "
                          "memory is leaked\n", c->id);
@@ -118,10 +125,23 @@ core::Result build(Context &c, MPI_Comm comm) {
                       why.empty() ? "rank " + std::to_string(failed_rank) + " could not make its collective memory"
                                   : why);
   if (!all_local) {
-    // Decided alike on every rank: each sees the same localities.
-    c.refused = "stream collectives across nodes are not built yet: every rank of the communicator must be on one "
-                "node (MPIX_ST_VNODE_SIZE splits this host into virtual nodes)";
-    return core::ok();
+    // Decided alike on every rank: each sees the same localities. The node-local memory made above
+    // is not used across nodes.
+    be.exported_region_mapped(c.scratch);
+    be.exported_region_mapped(c.flags);
+    be.free_window_memory(c.scratch);
+    be.free_flags(c.flags);
+    c.scratch = nullptr;
+    c.flags = nullptr;
+    std::vector<int> node_index_of(c.size, -1);
+    int nodes = 0;
+    for (int q = 0; q < c.size; ++q) {
+      if (node_index_of[q] >= 0) continue;
+      for (int p = q; p < c.size; ++p)
+        if (all[p].where.same_node_as(all[q].where)) node_index_of[p] = nodes;
+      ++nodes;
+    }
+    return build_net(c, comm, node_index_of, 2 * c.half_bytes);
   }
   // Map every peer's memory; the table gives the stream each rank's addresses.
   c.peer_scratch.assign(c.size, gpu::MappedRegion{});
@@ -182,6 +202,7 @@ core::Result context_of(MPI_Comm comm, bool capturing, Context **out) {
   }
   {
     std::lock_guard<std::mutex> lock(g_mu);
+    c->created = ++g_created;
     g_contexts.insert(c);
   }
   PMPI_Comm_set_attr(comm, g_keyval, c);
@@ -190,12 +211,19 @@ core::Result context_of(MPI_Comm comm, bool capturing, Context **out) {
 }
 
 void release_all_contexts() {
-  std::vector<Context *> alive;
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    alive.assign(g_contexts.begin(), g_contexts.end());
+  // Newest first, one at a time: releasing a context may free others (the node communicator of
+  // one that spans nodes), and every rank releases shared ones in the same order (their creation
+  // was collective), since releasing is collective too.
+  for (;;) {
+    Context *newest = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      for (Context *c : g_contexts)
+        if (!newest || c->created > newest->created) newest = c;
+    }
+    if (!newest) return;
+    PMPI_Comm_delete_attr(newest->comm, g_keyval);  // its delete callback destroys it
   }
-  for (Context *c : alive) PMPI_Comm_delete_attr(c->comm, g_keyval);  // its delete callback destroys it
 }
 
 }  // namespace mpix::coll

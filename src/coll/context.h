@@ -5,11 +5,13 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "../core/result.h"
 #include "../gpu/backend.h"
+#include "multinode.h"
 
 namespace mpix::coll {
 
@@ -27,6 +29,10 @@ struct Context {
   std::vector<gpu::MappedRegion> peer_scratch, peer_flags;
   // Rounds enqueued outside graph captures: the cursor reaches this once they have all run.
   uint64_t rounds_enqueued = 0;
+  // Communicators that span nodes: the node communicator and the window across nodes (and none
+  // of the node-local memory above).
+  std::unique_ptr<Net> net;
+  uint64_t created = 0;  // creation order: contexts are released newest first
 };
 
 // The communicator's context, made now if it has none (collective over comm). `capturing`: the

@@ -101,6 +101,20 @@ struct Comm {
   int rank, size;
 };
 
+// Whether the communicator's ranks lie on more than one (virtual) node: MPIX_ST_VNODE_SIZE=k puts
+// world ranks r and r' on one node when r / k == r' / k.
+bool spans_nodes(const Comm &c) {
+  const char *v = getenv("MPIX_ST_VNODE_SIZE");
+  const int k = v ? std::atoi(v) : 0;
+  if (k <= 0) return false;
+  int world = 0, lo = 0, hi = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world);
+  MPI_Allreduce(&world, &lo, 1, MPI_INT, MPI_MIN, c.comm);
+  MPI_Allreduce(&world, &hi, 1, MPI_INT, MPI_MAX, c.comm);
+  return lo / k != hi / k;
+}
+
+
 // ---- reductions ----------------------------------------------------------------------------------
 
 // One allreduce or reduce of `count` elements (unaligned by `shift` elements), checked.
@@ -247,6 +261,12 @@ void movements(const Comm &c, void *s, size_t big) {
 
 // Every collective with every algorithm the environment can select.
 void all_collectives(const Comm &c, void *s, uint64_t big_elems) {
+  if (spans_nodes(c)) {
+    // Across nodes the schedule is fixed (the algorithm variables pick node-local steps only).
+    reductions(c, s, big_elems);
+    movements(c, s, big_elems * 8 + 3);
+    return;
+  }
   for (const char *algo : {"oneshot", "twoshot", "ring", "gsb", "btb"}) {
     setenv("MPIX_ST_ALLREDUCE_ALGO", algo, 1);
     reductions(c, s, big_elems);
@@ -377,6 +397,20 @@ void two_streams(const Comm &c, void *s) {
 // then an allgather) replayed `replays` times: every replay's results are checked.
 void graph_replays(const Comm &c, void *s, int replays) {
   g_context = fmt("graph of collectives, %d replays, np=%d", replays, c.size);
+  if (spans_nodes(c)) {
+    // Steps across nodes are one-shot triggered operations: capture is refused, nothing enqueued.
+    DevBuf in(8), out(8);
+    MT_OK(MPIX_Allreduce_stream(in.p, out.p, 0, MPI_UINT8_T, MPI_BXOR, c.comm, s));
+    xdev::stream_begin_capture(s);
+    const int rc = MPIX_Allreduce_stream(in.p, out.p, 8, MPI_UINT8_T, MPI_BXOR, c.comm, s);
+    xdev::graph_destroy(xdev::stream_end_capture(s));
+    const std::string msg = expect_error_at(rc, MPI_ERR_UNSUPPORTED_OPERATION, "captured collective across nodes",
+                                            __FILE__, __LINE__);
+    if (!msg.empty() && !contains(msg, "captured"))
+      report(__FILE__, __LINE__, "capture refusal lacks \"captured\": %s", msg.c_str());
+    ++g_cases;
+    return;
+  }
   const size_t bytes = 1000;  // uint8 XOR: exact in any order
   DevBuf in(bytes), out(bytes), hist(bytes * replays), gat(bytes * c.size), ghist(bytes * c.size * replays);
   uint64_t *stamp_count = static_cast<uint64_t *>(xdev::alloc(8));

@@ -1,0 +1,337 @@
+#include "multinode.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "../../kernels/coll_schedules.h"
+#include "../core/config.h"
+#include "../core/epochs.h"
+#include "../core/rma_ops.h"
+#include "../core/window.h"
+#include "../core/window_setup.h"
+#include "../gpu/backend.h"
+#include "collectives.h"
+#include "context.h"
+
+namespace mpix::coll {
+namespace {
+
+// The local steps' flag area: a one-rank FlagLayout (only its cursor is used), then the one-entry
+// PeerTable the executor reads the cursor through.
+constexpr uint64_t kLocalFlagWords = FlagLayout::words(1);
+
+PeerTable *local_table(const Net &n) { return reinterpret_cast<PeerTable *>(n.flags + kLocalFlagWords); }
+
+// A group of communicator ranks (for post and start), freed when it goes out of scope.
+class Group {
+ public:
+  Group(MPI_Comm comm, const std::vector<int> &ranks) {
+    MPI_Group all;
+    PMPI_Comm_group(comm, &all);
+    PMPI_Group_incl(all, static_cast<int>(ranks.size()), ranks.data(), &g_);
+    PMPI_Group_free(&all);
+  }
+  ~Group() { PMPI_Group_free(&g_); }
+  Group(const Group &) = delete;
+  Group &operator=(const Group &) = delete;
+  operator MPI_Group() const { return g_; }
+
+ private:
+  MPI_Group g_ = MPI_GROUP_NULL;
+};
+
+class Enqueuer {
+ public:
+  Enqueuer(Context &c, const Call &call) : c_(c), n_(*c.net), call_(call), esize_(elem_size(call.dtype)) {}
+
+  // Bytes of one slot when the scratch is cut into `slots`, and elements one chunk moves.
+  uint64_t chunk_elems(uint64_t slots) const {
+    return n_.scratch_bytes / slots / kSlotAlign * kSlotAlign / esize_;
+  }
+  uint64_t slot_bytes(uint64_t slots) const { return n_.scratch_bytes / slots / kSlotAlign * kSlotAlign; }
+  char *slot(uint64_t slots, int j) const { return static_cast<char *>(n_.scratch) + j * slot_bytes(slots); }
+  int node_size() const { return n_.node->size; }
+  int local_root(int rank) const { return n_.local_rank_of[rank]; }
+
+  // A node-local collective step on the node communicator.
+  core::Result node_step(Kind kind, const void *send, void *recv, uint64_t count, int root) {
+    Call step = call_;
+    step.kind = kind;
+    step.sendbuf = send;
+    step.recvbuf = recv;
+    step.count = count;
+    step.root = root;
+    step.comm = n_.node_comm;
+    return enqueue_node_local(*n_.node, step, false);
+  }
+
+  // A local step (kLocalReduce / kLocalCopy) on this rank's memory.
+  core::Result local_step(Kind kind, const void *send, void *recv, uint64_t count, uint32_t pieces,
+                          uint64_t src_stride, uint64_t dst_stride, int own_piece = -1, const void *own = nullptr) {
+    Args a{};
+    a.kind = kind;
+    a.dtype = kind == kLocalReduce ? call_.dtype : kBytes;
+    a.op = call_.op;
+    a.rank = 0;
+    a.size = 1;
+    a.root = own_piece;
+    a.count = kind == kLocalReduce ? count : count * esize_;  // copies move bytes
+    a.sendbuf = reinterpret_cast<uint64_t>(send);
+    a.recvbuf = reinterpret_cast<uint64_t>(recv);
+    a.table = reinterpret_cast<uint64_t>(local_table(n_));
+    a.rounds = 1;
+    a.round_elems = a.count;
+    a.comm_id = c_.id;
+    a.pieces = pieces;
+    a.src_stride = src_stride;
+    a.dst_stride = dst_stride;
+    a.own = reinterpret_cast<uint64_t>(own);
+    if (gpu::backend().enqueue_collective(call_.stream, a))
+      return core::fail(MPI_ERR_OTHER, "enqueue on the stream failed: " + gpu::backend().last_error());
+    ++n_.local_steps;
+    return core::ok();
+  }
+
+  // One stream-triggered epoch: exposure to `origins`, access to the puts' targets, data moved by
+  // `puts` (target communicator rank, origin address, target offset, bytes).
+  struct Put {
+    int target;
+    const void *origin;
+    uint64_t offset, bytes;
+  };
+  core::Result epoch(const std::vector<int> &origins, const std::vector<Put> &puts) {
+    core::Window &w = *n_.window;
+    std::vector<int> targets;
+    for (const Put &p : puts) targets.push_back(p.target);
+    if (!origins.empty()) {
+      Group g(call_.comm, origins);
+      if (core::Result r = core::post(w, g, 0, call_.stream, true)) return r;
+    }
+    if (!targets.empty()) {
+      Group g(call_.comm, targets);
+      if (core::Result r = core::start(w, g, core::kModeStream)) return r;
+      for (const Put &p : puts) {
+        core::RmaRequest q{core::RmaKind::put, const_cast<void *>(p.origin), static_cast<int>(p.bytes), MPI_BYTE,
+                           p.target, static_cast<MPI_Aint>(p.offset), static_cast<int>(p.bytes), MPI_BYTE,
+                           MPI_OP_NULL};
+        if (core::Result r = core::record(w, q)) return r;
+      }
+      if (core::Result r = core::complete(w, call_.stream, true)) return r;
+    }
+    if (!origins.empty()) return core::wait(w, call_.stream, true);
+    return core::ok();
+  }
+
+  const char *in() const { return static_cast<const char *>(call_.sendbuf); }
+  char *out() const { return static_cast<char *>(call_.recvbuf); }
+
+  core::Result allreduce() {
+    const int me = c_.rank, leader = n_.leader_of_node[n_.node_index];
+    const uint64_t slots = n_.nodes, cap = chunk_elems(slots), sb = slot_bytes(slots);
+    std::vector<int> others;
+    for (int j = 0; j < n_.nodes; ++j)
+      if (j != n_.node_index) others.push_back(n_.leader_of_node[j]);
+    for (uint64_t f = 0; f < call_.count; f += cap) {
+      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_;
+      char *mine = slot(slots, n_.node_index);
+      if (core::Result r = node_step(kReduce, in() + off, mine, e, 0)) return r;
+      if (me == leader) {
+        std::vector<Put> puts;
+        for (int t : others) puts.push_back({t, mine, n_.node_index * sb, e * esize_});
+        if (core::Result r = epoch(others, puts)) return r;
+        if (core::Result r = local_step(kLocalReduce, slot(slots, 0), out() + off, e, n_.nodes, sb, 0)) return r;
+      }
+      if (node_size() > 1)
+        if (core::Result r = node_step(kBcast, out() + off, out() + off, e, 0)) return r;
+    }
+    return core::ok();
+  }
+
+  core::Result reduce() {
+    const int me = c_.rank, root = call_.root, root_node = n_.node_of[root];
+    const bool on_root_node = n_.node_index == root_node;
+    const int leader = on_root_node ? root : n_.leader_of_node[n_.node_index];
+    const uint64_t slots = n_.nodes, cap = chunk_elems(slots), sb = slot_bytes(slots);
+    std::vector<int> senders;
+    for (int j = 0; j < n_.nodes; ++j)
+      if (j != root_node) senders.push_back(n_.leader_of_node[j]);
+    for (uint64_t f = 0; f < call_.count; f += cap) {
+      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_;
+      char *mine = slot(slots, n_.node_index);
+      if (core::Result r = node_step(kReduce, in() + off, mine, e, local_root(leader))) return r;
+      if (me == root) {
+        if (core::Result r = epoch(senders, {})) return r;
+        if (core::Result r = local_step(kLocalReduce, slot(slots, 0), out() + off, e, n_.nodes, sb, 0)) return r;
+      } else if (me == leader) {
+        if (core::Result r = epoch({}, {{root, mine, n_.node_index * sb, e * esize_}})) return r;
+      }
+    }
+    return core::ok();
+  }
+
+  core::Result bcast() {
+    const int me = c_.rank, root = call_.root, root_node = n_.node_of[root];
+    const bool on_root_node = n_.node_index == root_node;
+    const bool leader = !on_root_node && me == n_.leader_of_node[n_.node_index];
+    const uint64_t cap = chunk_elems(1);
+    std::vector<int> leaders;
+    for (int j = 0; j < n_.nodes; ++j)
+      if (j != root_node) leaders.push_back(n_.leader_of_node[j]);
+    for (uint64_t f = 0; f < call_.count; f += cap) {
+      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_;
+      char *buf = out() + off;
+      if (on_root_node && node_size() > 1)
+        if (core::Result r = node_step(kBcast, buf, buf, e, local_root(root))) return r;
+      if (me == root) {
+        std::vector<Put> puts;
+        for (int t : leaders) puts.push_back({t, buf, 0, e * esize_});
+        if (core::Result r = epoch({}, puts)) return r;
+      } else if (leader) {
+        if (core::Result r = epoch({root}, {})) return r;
+        if (core::Result r = local_step(kLocalCopy, slot(1, 0), buf, e, 1, 0, 0)) return r;
+      }
+      if (!on_root_node && node_size() > 1)
+        if (core::Result r = node_step(kBcast, buf, buf, e, 0)) return r;
+    }
+    return core::ok();
+  }
+
+  // Allgather (personal: alltoall): every rank's chunk of each block into slot `me` of every
+  // peer, then all slots copied out into the receive blocks.
+  core::Result gather_blocks(bool personal) {
+    const int me = c_.rank, n = c_.size;
+    const uint64_t slots = n, cap = chunk_elems(slots), sb = slot_bytes(slots);
+    const uint64_t block = call_.count * esize_;
+    std::vector<int> peers;
+    for (int q = 0; q < n; ++q)
+      if (q != me) peers.push_back(q);
+    for (uint64_t f = 0; f < call_.count; f += cap) {
+      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_;
+      std::vector<Put> puts;
+      for (int q : peers) puts.push_back({q, in() + (personal ? q * block : 0) + off, me * sb, e * esize_});
+      if (core::Result r = epoch(peers, puts)) return r;
+      const char *own = in() + (personal ? me * block : 0) + off;
+      if (core::Result r = local_step(kLocalCopy, slot(slots, 0), out() + off, e, n, sb, block, me, own)) return r;
+    }
+    return core::ok();
+  }
+
+ private:
+  Context &c_;
+  Net &n_;
+  const Call &call_;
+  uint64_t esize_;
+};
+
+bool local_steps_drained(const Net &n) {
+  return core::stream_work_drained(n.flags + FlagLayout::cursor(1), n.local_steps);
+}
+
+}  // namespace
+
+core::Result build_net(Context &c, MPI_Comm comm, const std::vector<int> &node_index_of, uint64_t bytes) {
+  gpu::Backend &be = gpu::backend();
+  auto n = std::make_unique<Net>();
+  n->node_of = node_index_of;
+  n->nodes = *std::max_element(node_index_of.begin(), node_index_of.end()) + 1;
+  n->node_index = node_index_of[c.rank];
+  n->leader_of_node.assign(n->nodes, -1);
+  n->local_rank_of.assign(c.size, 0);
+  std::vector<int> seen(n->nodes, 0);
+  for (int q = 0; q < c.size; ++q) {
+    const int j = node_index_of[q];
+    if (n->leader_of_node[j] < 0) n->leader_of_node[j] = q;
+    n->local_rank_of[q] = seen[j]++;
+  }
+  PMPI_Comm_split(comm, n->node_index, c.rank, &n->node_comm);
+  Net &net = *n;
+  c.net = std::move(n);
+  if (net.nodes > kMaxRanks)
+    return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "stream collectives span at most " + std::to_string(kMaxRanks) +
+                                                         " nodes; this communicator spans " +
+                                                         std::to_string(net.nodes));
+  // Every rank learns whether every node made its node-local state, so none is left waiting below.
+  core::Result node = context_of(net.node_comm, false, &net.node);
+  if (!node && !net.node->refused.empty()) node = core::fail(MPI_ERR_UNSUPPORTED_OPERATION, net.node->refused);
+  int mine_ok = node ? 0 : 1, all_ok = 0;
+  PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+  if (node) return node;
+  if (!all_ok) return core::fail(core::resource_error_class(), "another node could not make its collective state");
+
+  // Memory first, then the window (collective: every rank takes part even if its memory failed,
+  // and create_window fails on every rank then).
+  std::string why;
+  void *flags = nullptr;
+  if (be.allocate_window_memory(bytes, &net.scratch)) {
+    why = "scratch allocation: " + be.last_error();
+    net.scratch = nullptr;
+  } else if (be.allocate_flags(kLocalFlagWords * sizeof(uint64_t) + sizeof(PeerTable), &flags)) {
+    why = "flag allocation: " + be.last_error();
+  } else {
+    net.flags = static_cast<uint64_t *>(flags);
+    net.scratch_bytes = bytes;
+    std::vector<uint64_t> init(kLocalFlagWords, 0);
+    const PeerTable self{reinterpret_cast<uint64_t>(net.scratch), reinterpret_cast<uint64_t>(net.flags)};
+    if (be.copy_to_device(net.flags, init.data(), init.size() * sizeof(uint64_t)) ||
+        be.copy_to_device(local_table(net), &self, sizeof self))
+      why = "collective flag upload: " + be.last_error();
+  }
+  core::Result r = core::create_window(why.empty() ? net.scratch : nullptr, why.empty() ? bytes : 0, 1, MPI_INFO_NULL,
+                                       comm, false, &net.win);
+  if (!why.empty()) return core::fail(core::resource_error_class(), why);
+  if (r) return core::fail(r.mpi_class, "the collective window across nodes: " + r.message);
+  net.window = core::find_window(net.win);
+  if (!net.window) return core::fail(MPI_ERR_OTHER, "the collective window across nodes is not managed");
+  return core::ok();
+}
+
+bool release_net(Context &c) {
+  Net &n = *c.net;
+  gpu::Backend &be = gpu::backend();
+  bool drained = !n.flags || local_steps_drained(n);
+  // Node-local steps first: their context drains its own rounds (which write this scratch).
+  if (n.node_comm != MPI_COMM_NULL) PMPI_Comm_free(&n.node_comm);
+  if (n.win != MPI_WIN_NULL) {
+    bool owned = false;
+    void *base = nullptr;
+    MPI_Win handle = n.win;
+    if (core::Result r = core::free_window(&n.win, &owned, &base)) {
+      std::fprintf(stderr, "mpix-st: freeing the collective window of communicator %u: %s\n", c.id,
+                   r.message.c_str());
+      drained = false;
+    } else {
+      core::note_window_freed(handle);
+    }
+  }
+  if (drained) {
+    if (n.scratch) be.free_window_memory(n.scratch);
+    if (n.flags) be.free_flags(n.flags);
+  }
+  c.net.reset();
+  return drained;
+}
+
+core::Result enqueue_multinode(Context &c, const Call &call, bool capturing) {
+  if (capturing)
+    return core::fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                      "a stream collective on a communicator that spans nodes cannot be captured into a graph: its "
+                      "steps across nodes are triggered network operations, which fire once (enqueue it outside "
+                      "the capture)");
+  if (core::Result r = core::take_watchdog_error(c.id, nullptr)) return r;
+  if (core::Result r = core::take_watchdog_error(c.net->window->id, nullptr)) return r;
+  if (call.count == 0) return core::ok();
+  Enqueuer e(c, call);
+  if (e.chunk_elems(call.kind == kBcast ? 1 : call.kind >= kAllgather ? c.size : c.net->nodes) == 0)
+    return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "the collective scratch (MPIX_ST_COLL_SCRATCH_KIB) is too small "
+                                                     "for " + std::to_string(c.size) + " ranks across nodes");
+  switch (call.kind) {
+    case kAllreduce: return e.allreduce();
+    case kReduce: return e.reduce();
+    case kBcast: return e.bcast();
+    case kAllgather: return e.gather_blocks(false);
+    default: return e.gather_blocks(true);
+  }
+}
+
+}  // namespace mpix::coll

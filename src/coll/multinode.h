@@ -1,0 +1,58 @@
+// Stream collectives on communicators that span nodes (DESIGN.md §5): node-local steps are the
+// one-launch collectives of a node communicator; steps across nodes are stream-triggered
+// active-target epochs (post / start / put / complete / wait on the stream) on an internal window
+// over the communicator, whose scratch receives the data; local steps (kLocalReduce, kLocalCopy)
+// reduce or copy it out. The stream drives every step; nothing waits on the host.
+//
+//   allreduce  hierarchical: node-local reduce to the node's leader (its lowest rank), leaders
+//              exchange partials directly (one epoch), each leader reduces them in node order,
+//              node-local bcast. Every rank gets the same bits.
+//   reduce     node-local reduce to the leader (on the root's node: the root), leaders put their
+//              partials into the root's scratch, the root reduces in node order.
+//   bcast      node-local bcast on the root's node, the root puts into every other leader's
+//              scratch, leaders copy out and bcast within their nodes.
+//   allgather, alltoall  no leader: every rank puts its block(s) into every peer's scratch in one
+//              epoch (node-local peers through IPC, others through the network), then copies out.
+// Vectors larger than a scratch slot run in chunks, each chunk a full pass of the steps.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "../core/result.h"
+
+namespace mpix::core {
+class Window;
+}
+
+namespace mpix::coll {
+
+struct Call;
+struct Context;
+
+struct Net {
+  MPI_Comm node_comm = MPI_COMM_NULL;  // ranks of this rank's node, in communicator order
+  Context *node = nullptr;             // node_comm's collective state (its attribute)
+  int nodes = 0, node_index = 0;       // nodes numbered by their lowest rank
+  std::vector<int> node_of, local_rank_of;  // by communicator rank
+  std::vector<int> leader_of_node;          // lowest communicator rank of each node
+  MPI_Win win = MPI_WIN_NULL;
+  core::Window *window = nullptr;
+  void *scratch = nullptr;  // the window's memory
+  uint64_t scratch_bytes = 0;
+  uint64_t *flags = nullptr;  // cursor of the local steps (a one-rank FlagLayout), then its PeerTable
+  uint64_t local_steps = 0;   // enqueued, for draining
+};
+
+// Builds the state (collective over comm). node_index_of: by communicator rank, nodes numbered in
+// order of their lowest rank. bytes: scratch per rank (the same on every rank).
+core::Result build_net(Context &c, MPI_Comm comm, const std::vector<int> &node_index_of, uint64_t bytes);
+// Releases it after its stream work drained (collective over the communicator). false: the work
+// did not drain (watchdog) and memory was leaked instead of freed.
+bool release_net(Context &c);
+
+// Enqueues a checked call on a communicator that spans nodes.
+core::Result enqueue_multinode(Context &c, const Call &call, bool capturing);
+
+}  // namespace mpix::coll
