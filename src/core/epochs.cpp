@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "list_items.h"
+#include "pair_lists.h"
 #include "remote_epochs.h"
 
 namespace mpix::core {
@@ -136,6 +137,7 @@ void stamp(gpu::WorkList &list, const Window &w) {
 Result enqueue(Window &w, void *stream, gpu::WorkList &list, bool captured) {
   stamp(list, w);
   list.captured = captured;
+  place_pair_lists_on_device(list, captured);
   if (!captured) {
     work::Item retire = signal_item(w.retire_slot(), 1);
     retire.flags = work::kSignalAdd;
@@ -280,6 +282,7 @@ Result complete(Window &w, void *stream, bool stream_mode) {
     if (!nocheck)
       if (Result r = await(w, a.targets, kTagPost, "the targets' MPI_Win_post")) return r;
     stamp(list, w);
+    place_pair_lists_on_device(list, false);
     gpu::Backend &be = gpu::backend();
     if (!list.ops.empty() && be.execute(list))
       return fail(MPI_ERR_OTHER, std::string("RMA data transfer failed: ") + be.last_error());

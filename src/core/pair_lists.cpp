@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "../gpu/backend.h"
@@ -50,11 +51,23 @@ struct Arena {
       return fail(resource_error_class(),
                   "memory for derived-datatype pair lists: " + gpu::backend().last_error());
     chunks.push_back(m);
+    sizes.push_back(want);
     used = 0;
     capacity = want;
     total += want;
     return ok();
   }
+  // The host view of an address the stream reads (null if no chunk holds it).
+  const void *host_view(uint64_t device_address) const {
+    for (const gpu::HostMapped &m : chunks) {
+      const uint64_t base = reinterpret_cast<uint64_t>(m.device);
+      if (device_address >= base && device_address - base < capacity_of(m))
+        return static_cast<const char *>(m.host) + (device_address - base);
+    }
+    return nullptr;
+  }
+  std::vector<uint64_t> sizes;  // bytes of each chunk
+  uint64_t capacity_of(const gpu::HostMapped &m) const { return sizes[&m - chunks.data()]; }
   // Copies `n` pairs in; returns the address the stream reads.
   Result store(const std::vector<work::Pair> &pairs, uint64_t *address) {
     const uint64_t bytes = pairs.size() * sizeof(work::Pair);
@@ -169,6 +182,59 @@ void forget_pair_lists(MPI_Datatype type) {
     if (it->first.origin_type == type || it->first.target_type == type) it = g_lists.erase(it);
     else ++it;
   }
+}
+
+namespace {
+
+// Device copies of host-mapped lists, by host-mapped address (lists are never freed, so neither
+// are their copies). Chunks of device memory carved in order, within MPIX_ST_DTYPE_LIST_MIB.
+struct DeviceCopies {
+  std::unordered_map<uint64_t, uint64_t> by_list;
+  char *chunk = nullptr;
+  uint64_t used = 0, capacity = 0, total = 0;
+  bool unavailable = false;  // the backend has no device memory, or allocating failed once
+
+  uint64_t copy_of(uint64_t list, uint64_t bytes) {
+    auto it = by_list.find(list);
+    if (it != by_list.end()) return it->second;
+    gpu::Backend &be = gpu::backend();
+    if (capacity - used < bytes) {
+      const uint64_t want = bytes > 4 * kChunkBytes ? bytes : 4 * kChunkBytes;
+      void *mem = nullptr;
+      if (total + want > limit_bytes() || be.allocate_window_memory(want, &mem) != gpu::kOk) {
+        unavailable = true;  // host-mapped lists serve from now on
+        return 0;
+      }
+      chunk = static_cast<char *>(mem), used = 0, capacity = want, total += want;
+    }
+    const void *host = g_arena.host_view(list);
+    if (!host) return 0;
+    const uint64_t address = reinterpret_cast<uint64_t>(chunk + used);
+    if (be.copy_to_device(chunk + used, host, bytes) != gpu::kOk) return 0;
+    used += (bytes + 63) / 64 * 64;
+    by_list.emplace(list, address);
+    return address;
+  }
+};
+
+DeviceCopies &g_device = *new DeviceCopies;  // never destroyed, as the arena
+
+}  // namespace
+
+void place_pair_lists_on_device(gpu::WorkList &list, bool capturing) {
+  static const bool host_backend = std::strcmp(gpu::backend().name(), "host") == 0;
+  if (host_backend) return;
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (auto *items : {&list.ops, &list.trailing_ops})
+    for (work::Item &it : *items) {
+      if (it.kind != work::kPairList || g_device.unavailable) continue;
+      auto found = g_device.by_list.find(it.a);
+      if (found != g_device.by_list.end()) {
+        it.a = found->second;
+      } else if (!capturing) {
+        if (const uint64_t d = g_device.copy_of(it.a, it.b * sizeof(work::Pair))) it.a = d;
+      }
+    }
 }
 
 void reserve_pair_memory() {

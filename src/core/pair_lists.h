@@ -12,6 +12,8 @@
 #pragma once
 #include <mpi.h>
 
+#include "../gpu/backend.h"
+
 #include <cstdint>
 
 #include "../../kernels/work_items.h"
@@ -48,5 +50,11 @@ void forget_pair_lists(MPI_Datatype type);
 // Allocates the first block of list memory now (window creation), so that the first lists of a
 // program that captures its epochs into graphs need no allocation during capture.
 void reserve_pair_memory();
+
+// Points the list's pair-list items at copies in device memory, made now (once per list) unless
+// `capturing`: the kernels then read pairs from device memory instead of host-mapped memory over
+// the bus. Lists without a copy keep the host-mapped address, which every stream can read. No-op
+// on the host backend.
+void place_pair_lists_on_device(gpu::WorkList &list, bool capturing);
 
 }  // namespace mpix::core
