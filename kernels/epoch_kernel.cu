@@ -91,24 +91,33 @@ __device__ void move_bytes(const Item &it, bool acc, char *dst, const char *src,
 }
 
 // A derived-datatype item (kCopyPairs, kAccumulatePairs) and its kPairList: the list's large
-// pairs (first) each by the whole grid, then the small ones by groups of 32 threads, one pair per
-// group at a time, so a list of many short pieces keeps every group busy.
+// pairs (first) each by the whole grid, then the small ones by groups of threads, one pair per
+// group at a time, so a list of many short pieces keeps every group busy. The group is as wide as
+// the pieces are long on average (one thread for pieces of one or two elements: a face of a
+// point-major layout is all 8-byte pieces), so few threads idle.
 constexpr uint64_t kPairGroup = 32;
+__device__ uint64_t pair_group_width(uint64_t small_bytes, uint64_t small_pairs) {
+  const uint64_t avg = small_pairs ? small_bytes / small_pairs : 0;
+  return avg <= 16 ? 1 : avg <= 128 ? 8 : kPairGroup;
+}
 __device__ void walk_pairs(const Item &head, const Item &list, uint64_t tid, uint64_t nthreads) {
   const auto *pairs = reinterpret_cast<const mpix::work::Pair *>(list.a);
   const bool acc = head.kind == mpix::work::kAccumulatePairs;
   char *dst = reinterpret_cast<char *>(head.a);
   const char *src = reinterpret_cast<const char *>(head.b);
   const uint64_t n = list.b, large = list.bytes < n ? list.bytes : n;
+  uint64_t large_bytes = 0;
   for (uint64_t i = 0; i < large; ++i) {
     const mpix::work::Pair p = pairs[i];
+    large_bytes += p.bytes;
     move_bytes(head, acc, dst + p.dst, src + p.src, p.bytes, tid, nthreads);
   }
-  const uint64_t groups = nthreads / kPairGroup;
-  if (tid >= groups * kPairGroup) return;  // threads beyond whole groups (none with 512-thread blocks)
-  for (uint64_t i = large + tid / kPairGroup; i < n; i += groups) {
+  const uint64_t width = pair_group_width(head.bytes - large_bytes, n - large);
+  const uint64_t groups = nthreads / width;
+  if (tid >= groups * width) return;  // threads beyond whole groups (none with 512-thread blocks)
+  for (uint64_t i = large + tid / width; i < n; i += groups) {
     const mpix::work::Pair p = pairs[i];
-    move_bytes(head, acc, dst + p.dst, src + p.src, p.bytes, tid % kPairGroup, kPairGroup);
+    move_bytes(head, acc, dst + p.dst, src + p.src, p.bytes, tid % width, width);
   }
 }
 

@@ -358,7 +358,7 @@ class DeviceBackend final : public Backend {
       p.h.alive_addr = reinterpret_cast<uint64_t>(alive_);
       uint16_t *counts[5] = {&p.h.nwait, &p.h.ncopy, &p.h.nsignal, &p.h.ntrail, &p.h.ncount};
       size_t n = 0;
-      uint64_t bytes = 0;
+      uint64_t bytes = 0, pairs = 0;
       const bool after_trailing_waits = part >= second_phase;
       for (; part < nparts; ++part, index = 0) {
         if (part == second_phase && !after_trailing_waits) break;  // trailing ops: a launch of their own
@@ -371,6 +371,7 @@ class DeviceBackend final : public Backend {
           // Data moved sizes the grid (a kPairList's `bytes` counts pairs, its head has the bytes).
           const uint8_t kind = v[index].kind;
           if (slot == 1 && kind != work::kStore2 && kind != work::kPairList) bytes += v[index].bytes;
+          if (kind == work::kPairList) pairs += v[index].b;
           ++*counts[slot];
         }
         if (index < v.size()) break;  // this launch is full; the rest goes in the next
@@ -383,8 +384,10 @@ class DeviceBackend final : public Backend {
       const bool one_block = ordered && !after_trailing_waits;
       p.h.bits = bits | (one_block ? work::kOrdered : 0) | (after_trailing_waits ? work::kSkipIfWatchdogFired : 0) |
                  (list.captured ? work::kCheckAlive : 0);
-      int blocks = one_block ? 1
-                           : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, bytes / bytes_per_block_)));
+      // Derived-datatype lists of many short pieces are bound by the pieces' latency, not by bytes:
+      // enough blocks that each 32-thread group handles a few pieces.
+      const uint64_t want = std::max<uint64_t>(bytes / bytes_per_block_, pairs / kPairsPerBlock);
+      int blocks = one_block ? 1 : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, want)));
       // The last of the blocks resets its ticket, so a replay of a captured launch finds it at 0.
       if (blocks > 1 && p.h.nsignal + p.h.ntrail + p.h.ncount > 0) {
         const uint32_t slot = next_ticket_.fetch_add(1) % kTicketSlots;
@@ -420,6 +423,7 @@ class DeviceBackend final : public Backend {
   int device_ = 0;
   int max_blocks_ = 64;
   uint64_t bytes_per_block_ = 64 * 1024;
+  static constexpr uint64_t kPairsPerBlock = 128;  // a few pieces per group of threads (epoch_kernel.cu)
   uint64_t copy_engine_bytes_ = 128ull << 20;
   work::WatchdogMailbox *mailbox_ = nullptr;  // host-mapped, written by a timed-out wait
   uint32_t *tickets_ = nullptr;               // block-completion counters of multi-block launches
