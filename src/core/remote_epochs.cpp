@@ -5,8 +5,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <string>
+#include <iterator>
 #include <map>
+#include <string>
 #include <mutex>
 #include <thread>
 
@@ -103,16 +104,55 @@ uint64_t ops_of(const std::vector<RemoteOp> &ops) {
   return n;
 }
 
+// Target bytes accumulated so far in an epoch, by target: disjoint [begin, end) spans, so that
+// checking a new accumulate against all earlier ones (derived datatypes give many) is O(log n).
+class AccumulatedSpans {
+ public:
+  bool overlaps(int target, uint64_t begin, uint64_t end) const {
+    auto it = spans_.upper_bound({target, begin});  // the first span starting after begin
+    if (it != spans_.end() && it->first.first == target && it->first.second < end) return true;
+    if (it == spans_.begin()) return false;
+    --it;
+    return it->first.first == target && it->second > begin;
+  }
+  void add(int target, uint64_t begin, uint64_t end) {
+    auto it = spans_.lower_bound({target, begin});
+    if (it != spans_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first.first == target && prev->second >= begin) it = prev;
+    }
+    while (it != spans_.end() && it->first.first == target && it->first.second <= end) {
+      begin = std::min(begin, it->first.second);
+      end = std::max(end, it->second);
+      it = spans_.erase(it);
+    }
+    spans_.emplace(std::make_pair(target, begin), end);
+  }
+
+ private:
+  std::map<std::pair<int, uint64_t>, uint64_t> spans_;
+};
+
+// The registration a fabric operation reads or writes at the origin: the staging buffer, or the
+// origin memory (the span shared by a derived datatype's pieces, else the piece alone, also where
+// the span cannot be registered as a whole).
+ofi::Region local_region(RemoteState &s, const RemoteOp &op, uint64_t last_use) {
+  if (op.staged) return op.staged_region;
+  if (op.span)
+    if (ofi::Region r = origin_region(s, op.span, op.span_bytes, last_use)) return r;
+  return origin_region(s, op.origin, op.bytes, last_use);
+}
+
 // Posts operations, fired when `trigger` reaches `ring`; each counts on op_done.
 Result post_ops(Window &w, const std::vector<RemoteOp> &ops, ofi::Counter trigger, uint64_t ring) {
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
   const ofi::Trigger on_doorbell{trigger, ring, s.op_done};
-  std::vector<const RemoteOp *> accumulates;  // posted so far in this epoch
+  AccumulatedSpans accumulated;  // by the accumulates posted so far in this epoch
   release_completed_origins(s, false);
   for (const RemoteOp &op : ops) {
     const uint64_t last_use = s.ops_posted + fabric_operations(op);
-    ofi::Region local = op.staged ? op.staged_region : origin_region(s, op.origin, op.bytes, last_use);
+    ofi::Region local = local_region(s, op, last_use);
     if (!local) return transport_failure("registering an origin buffer");
     void *const source = op.staged ? op.staged : op.origin;
     const int peer = w.peers[op.target].world_rank;
@@ -123,11 +163,9 @@ Result post_ops(Window &w, const std::vector<RemoteOp> &ops, ofi::Counter trigge
     // before it has completed. Others all fire on the doorbell.
     ofi::Trigger when = on_doorbell;
     if (op.kind == RemoteKind::accumulate) {
-      const bool overlaps = std::any_of(accumulates.begin(), accumulates.end(), [&](const RemoteOp *a) {
-        return a->target == op.target && a->offset < op.offset + op.bytes && op.offset < a->offset + a->bytes;
-      });
-      if (overlaps) when = ofi::Trigger{s.op_done, s.ops_posted, s.op_done};
-      accumulates.push_back(&op);
+      if (accumulated.overlaps(op.target, op.offset, op.offset + op.bytes))
+        when = ofi::Trigger{s.op_done, s.ops_posted, s.op_done};
+      accumulated.add(op.target, op.offset, op.offset + op.bytes);
     }
     for (uint64_t done = 0, bytes = 0; done < op.bytes; done += bytes) {
       char *origin = static_cast<char *>(source) + done;

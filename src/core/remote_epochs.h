@@ -5,6 +5,7 @@
 //             an atomic add into its complete slot chained to the operations' completion counter
 //   wait      nothing here: the waits on the flag slots are the same as for node-local peers
 #pragma once
+#include <string>
 #include <vector>
 
 #include "../gpu/backend.h"
@@ -31,6 +32,19 @@ void release_registrations(Registration *reg);
 // peer targets the window any more, releases them and the registrations.
 Result quiesce(Window &w);
 Result detach(Window &w);
+
+// The contiguous pieces of one operation, as (dst, src, bytes) offsets from its destination and
+// source addresses (a derived datatype's pair list; one piece for predefined types), and the
+// bytes [origin_lo, origin_hi) around the origin address that they touch.
+struct Pieces {
+  const work::Pair *pairs;
+  uint64_t count;
+  int64_t origin_lo, origin_hi;
+};
+// Appends `op` (origin address, target offset, kind, element type) to the open access epoch as
+// one RemoteOp per piece, after checking what the network, staging and the triggered-operation
+// budget can take. Errors start with `who` (e.g. "MPI_Put").
+Result record(Window &w, const RemoteOp &op, const Pieces &pieces, const std::string &who);
 
 // Triggered operations `op` takes (it is split where it exceeds what one carries); 0 where the
 // provider cannot do it (an accumulate of a type or operation it lacks).

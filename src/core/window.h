@@ -43,6 +43,10 @@ struct RemoteOp {
   // or accumulate's copy of the data, where a staged get lands).
   void *staged = nullptr;
   ofi::Region staged_region;
+  // The origin memory to register, where it is more than [origin, origin + bytes): all pieces of
+  // a derived datatype share one registration of the span they lie in (null: just this piece).
+  void *span = nullptr;
+  uint64_t span_bytes = 0;
 };
 
 struct AccessEpoch {
@@ -56,6 +60,7 @@ struct AccessEpoch {
   // By window rank: puts and accumulates in remote_ops to it (each takes a range of a staged
   // target's block), so checking the per-target limit costs O(1) per operation.
   std::vector<uint32_t> fabric_ranges;
+  uint64_t fabric_ops = 0;  // triggered operations remote_ops take (checked against the budget)
 };
 
 struct ExposureEpoch {
