@@ -49,6 +49,8 @@ Result record(Window &w, const RemoteOp &op, const Pieces &pieces, const std::st
 // Triggered operations `op` takes (it is split where it exceeds what one carries); 0 where the
 // provider cannot do it (an accumulate of a type or operation it lacks).
 uint64_t fabric_operations(const RemoteOp &op);
+// Triggered operations `ops` take, pieces that join their predecessor sharing operations.
+uint64_t fabric_operations(const std::vector<RemoteOp> &ops);
 
 // Exposure epochs of windows that mirror (staged_transfers.h): the window copied into its host
 // mirror before the post signals (stream mode: added to the post's list; host mode: run now).

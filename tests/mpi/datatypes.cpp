@@ -583,25 +583,25 @@ void captured(void *s) {
   free_window(w);
 }
 
-// MPIX_ST_VNODE_SIZE=1: every other rank is on another (virtual) node. Each contiguous piece is a
-// triggered operation: 4,096 of them (ints at a stride of 2) never fit a budget of 2,048, and are
-// refused when recorded, with the resource class; the epoch then goes on, and the 100-piece
-// operations after the refusal land. Staged (--staged): 65 pieces to one target are refused,
-// 64 land.
+// MPIX_ST_VNODE_SIZE=1: every other rank is on another (virtual) node. Pieces of a put or get
+// share a triggered operation up to the provider's vector limit (at most 8): 20,000 of them (ints
+// at a stride of 2) never fit a budget of 2,048, and are refused when recorded, with the resource
+// class; the epoch then goes on, and the 100-piece put after the refusal lands. Staged
+// (--staged): 65 pieces to one target are refused, 64 land.
 void remote_limits(Mode mode, void *s, bool staged) {
   g_context = fmt("remote limits, %s", mode_name(mode));
-  constexpr size_t kBytes = 64 * 1024;
+  constexpr size_t kBytes = 256 * 1024;
   TestWin w = make_window(WinKind::allocate, kBytes);
   const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
   Group to(std::vector<int>{right}), from(std::vector<int>{left});
-  const int fit = staged ? 64 : 100, refused = staged ? 65 : 4096;
+  const int fit = staged ? 64 : 100, refused = staged ? 65 : 20000;
   MPI_Datatype many, some;
   MPI_Type_vector(refused, 1, 2, MPI_INT, &many);
   MPI_Type_vector(fit, 1, 2, MPI_INT, &some);
   MPI_Type_commit(&many);
   MPI_Type_commit(&some);
-  auto src = pattern(kBytes / 2, key(0x11a, static_cast<uint64_t>(g_rank), static_cast<uint64_t>(mode)));
-  DevBuf buf(kBytes / 2);
+  auto src = pattern(kBytes, key(0x11a, static_cast<uint64_t>(g_rank), static_cast<uint64_t>(mode)));
+  DevBuf buf(kBytes);
   buf.upload(src);
   MT_POST(mode, from, w.win, s);
   MT_START(mode, to, w.win);
@@ -611,7 +611,7 @@ void remote_limits(Mode mode, void *s, bool staged) {
     MT_CHECKF(contains(m, "staged") && contains(m, "contiguous piece"), "staged piece limit: %s", m.c_str());
   } else {
     m = MT_EXPECT_ERROR(MPI_Put(buf.p, refused, MPI_INT, right, 0, 1, many, w.win), MPIX_St_error_class_resource());
-    MT_CHECKF(contains(m, "MPIX_ST_TRIGGERED_OPS_MAX") && contains(m, "4096 contiguous pieces"), "budget: %s",
+    MT_CHECKF(contains(m, "MPIX_ST_TRIGGERED_OPS_MAX") && contains(m, "20000 contiguous pieces"), "budget: %s",
               m.c_str());
     MT_EXPECT_ERROR(MPI_Get(buf.p, 1, many, right, 0, refused, MPI_INT, w.win), MPIX_St_error_class_resource());
   }
@@ -621,7 +621,7 @@ void remote_limits(Mode mode, void *s, bool staged) {
   MT_WAIT(mode, w.win, s);
   if (mode == Mode::stream) MT_SYNC(s);
   std::vector<uint8_t> want(kBytes, 0);
-  const auto from_left = pattern(kBytes / 2, key(0x11a, static_cast<uint64_t>(left), static_cast<uint64_t>(mode)));
+  const auto from_left = pattern(kBytes, key(0x11a, static_cast<uint64_t>(left), static_cast<uint64_t>(mode)));
   for (int i = 0; i < fit; ++i) std::memcpy(&want[static_cast<size_t>(8 * i)], &from_left[static_cast<size_t>(4 * i)], 4);
   auto got = read_device(w.base, kBytes);
   MT_SAME_BYTES(got.data(), want.data(), kBytes, g_context);
