@@ -5,12 +5,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 #include <map>
 #include <string>
 #include <mutex>
 #include <thread>
 
+#include "accumulated_spans.h"
 #include "config.h"
 #include "internode.h"
 #include "list_items.h"
@@ -111,35 +111,6 @@ size_t group_size(const std::vector<RemoteOp> &ops, size_t i) {
     bytes += ops[i + n++].bytes;
   return n;
 }
-
-// Target bytes accumulated so far in an epoch, by target: disjoint [begin, end) spans, so that
-// checking a new accumulate against all earlier ones (derived datatypes give many) is O(log n).
-class AccumulatedSpans {
- public:
-  bool overlaps(int target, uint64_t begin, uint64_t end) const {
-    auto it = spans_.upper_bound({target, begin});  // the first span starting after begin
-    if (it != spans_.end() && it->first.first == target && it->first.second < end) return true;
-    if (it == spans_.begin()) return false;
-    --it;
-    return it->first.first == target && it->second > begin;
-  }
-  void add(int target, uint64_t begin, uint64_t end) {
-    auto it = spans_.lower_bound({target, begin});
-    if (it != spans_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->first.first == target && prev->second >= begin) it = prev;
-    }
-    while (it != spans_.end() && it->first.first == target && it->first.second <= end) {
-      begin = std::min(begin, it->first.second);
-      end = std::max(end, it->second);
-      it = spans_.erase(it);
-    }
-    spans_.emplace(std::make_pair(target, begin), end);
-  }
-
- private:
-  std::map<std::pair<int, uint64_t>, uint64_t> spans_;
-};
 
 // The registration a fabric operation reads or writes at the origin: the staging buffer, or the
 // origin memory (the span shared by a derived datatype's pieces, else the piece alone, also where
