@@ -38,7 +38,7 @@ const char *usage() {
   return "usage: faces [--mode p2p|rma|st|nccl|all] [--periodic] [--ranks-per-gpu K] [--throttle-sync K]\n"
          "             [--graph] [--datatypes] [--json FILE] lx ly lz mx my mz n niface niel nshare\n"
          "  --datatypes rma and st: put each face, edge and corner straight from the field through an\n"
-         "              MPI derived datatype (no pack kernel; node-local peers only); the received\n"
+         "              MPI derived datatype (no pack kernel); the received\n"
          "              copies stay contiguous and the unpack-add kernel sums them. p2p and nccl pack\n"
          "  --graph     st (and nccl with FACES_NCCL_GRAPH=1): capture one block of exchanges into a graph (the same kernels and\n"
          "              calls) in the warm-up block and replay it for every block; p2p and rma stay\n"

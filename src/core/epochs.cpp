@@ -241,6 +241,7 @@ Result start(Window &w, MPI_Group group, int assert_bits) {
   a.targets = std::move(targets);
   a.ops.clear();
   a.remote_ops.clear();
+  a.fabric_ops = 0;
   return ok();
 }
 

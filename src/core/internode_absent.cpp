@@ -62,8 +62,11 @@ Result remote::complete_now(Window &w) {
 }
 void remote::wait(Window &, const std::vector<int> &, gpu::WorkList &) {}
 Result remote::wait_now(Window &, const std::vector<int> &) { return ok(); }
-Result staged::check(const Window &, const RemoteOp &op) {
+Result staged::check(const Window &, const RemoteOp &op, uint64_t) {
   return no_transport("window rank " + std::to_string(op.target));
+}
+Result remote::record(Window &, const RemoteOp &op, const Pieces &, const std::string &who) {
+  return no_transport(who + " to window rank " + std::to_string(op.target));
 }
 bool staged::mirror_requested(MPI_Info) { return false; }
 

@@ -68,13 +68,14 @@ struct Arena {
   }
   std::vector<uint64_t> sizes;  // bytes of each chunk
   uint64_t capacity_of(const gpu::HostMapped &m) const { return sizes[&m - chunks.data()]; }
-  // Copies `n` pairs in; returns the address the stream reads.
-  Result store(const std::vector<work::Pair> &pairs, uint64_t *address) {
+  // Copies `n` pairs in; returns the address the stream reads, and the host's view.
+  Result store(const std::vector<work::Pair> &pairs, uint64_t *address, const work::Pair **host) {
     const uint64_t bytes = pairs.size() * sizeof(work::Pair);
     if (Result r = reserve(bytes)) return r;
     const gpu::HostMapped &m = chunks.back();
     std::memcpy(static_cast<char *>(m.host) + used, pairs.data(), bytes);
     *address = reinterpret_cast<uint64_t>(static_cast<char *>(m.device) + used);
+    *host = reinterpret_cast<const work::Pair *>(static_cast<char *>(m.host) + used);
     used += (bytes + 63) / 64 * 64;
     return ok();
   }
@@ -134,6 +135,8 @@ Result build(const PairKey &k, PairList *out) {
     const int64_t dst = k.target_to_origin ? at_o : at_t, src = k.target_to_origin ? at_t : at_o;
     if (first || at_t < l.target_lo) l.target_lo = at_t;
     if (first || at_t + static_cast<int64_t>(n) > l.target_hi) l.target_hi = at_t + static_cast<int64_t>(n);
+    if (first || at_o < l.origin_lo) l.origin_lo = at_o;
+    if (first || at_o + static_cast<int64_t>(n) > l.origin_hi) l.origin_hi = at_o + static_cast<int64_t>(n);
     first = false;
     bits |= static_cast<uint64_t>(dst) | static_cast<uint64_t>(src) | n;
     l.bytes += n;
@@ -157,7 +160,7 @@ Result build(const PairKey &k, PairList *out) {
   l.count = pairs.size();
   if (l.count == 1) l.single = pairs[0];
   if (l.count > 1)
-    if (Result r = g_arena.store(pairs, &l.address)) return r;
+    if (Result r = g_arena.store(pairs, &l.address, &l.host)) return r;
   *out = l;
   return ok();
 }

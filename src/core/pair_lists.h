@@ -33,12 +33,17 @@ struct PairList {
   uint64_t count = 0;     // pairs
   uint64_t large = 0;     // the first `large` pairs have at least work::kPairLarge bytes
   uint64_t address = 0;   // where the stream reads them (count > 1)
+  const work::Pair *host = nullptr;  // the same pairs, where the host reads them (count > 1)
   work::Pair single{};    // the pair, when count == 1 (no list needed)
   uint64_t bytes = 0;     // data moved
   int64_t target_lo = 0, target_hi = 0;  // bytes [lo, hi) around the target address it touches
+  int64_t origin_lo = 0, origin_hi = 0;  // the same around the origin address
   uint32_t align = 16;    // every offset and length is a multiple of this power of two (<= 16)
   MPI_Datatype origin_element = MPI_DATATYPE_NULL, target_element = MPI_DATATYPE_NULL;  // one basic type, or null
 };
+
+// The pairs of `l` as the host reads them (its `single` pair, or its list).
+inline const work::Pair *host_pairs(const PairList &l) { return l.count == 1 ? &l.single : l.host; }
 
 // The list of `key` (built on first use). MPI_ERR_TYPE where the signatures differ or a type is
 // not supported; the resource class where list memory is exhausted.

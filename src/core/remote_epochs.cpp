@@ -5,11 +5,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <map>
+#include <string>
 #include <mutex>
 #include <thread>
 
+#include "accumulated_spans.h"
 #include "config.h"
 #include "internode.h"
 #include "list_items.h"
@@ -97,10 +98,28 @@ uint64_t chunk_bytes(const RemoteOp &op) {
   return f.atomic_count_limit(type, atomic_op(op.op)) * ofi::atomic_type_bytes(type);
 }
 
-uint64_t ops_of(const std::vector<RemoteOp> &ops) {
-  uint64_t n = 0;
-  for (const RemoteOp &op : ops) n += fabric_operations(op);
+// How many ops from ops[i] on travel as one network operation: pieces of one put or get joined
+// up to the provider's vector limit and message size. 1: ops[i] alone (split where it is large).
+size_t group_size(const std::vector<RemoteOp> &ops, size_t i) {
+  if (ops[i].kind == RemoteKind::accumulate) return 1;
+  ofi::Fabric &f = internode::fabric();
+  const uint64_t most = f.max_put_bytes();
+  const size_t limit = f.rma_pieces_limit();
+  uint64_t bytes = ops[i].bytes;
+  size_t n = 1;
+  while (n < limit && i + n < ops.size() && ops[i + n].joins && bytes + ops[i + n].bytes <= most)
+    bytes += ops[i + n++].bytes;
   return n;
+}
+
+// The registration a fabric operation reads or writes at the origin: the staging buffer, or the
+// origin memory (the span shared by a derived datatype's pieces, else the piece alone, also where
+// the span cannot be registered as a whole).
+ofi::Region local_region(RemoteState &s, const RemoteOp &op, uint64_t last_use) {
+  if (op.staged) return op.staged_region;
+  if (op.span)
+    if (ofi::Region r = origin_region(s, op.span, op.span_bytes, last_use)) return r;
+  return origin_region(s, op.origin, op.bytes, last_use);
 }
 
 // Posts operations, fired when `trigger` reaches `ring`; each counts on op_done.
@@ -108,26 +127,40 @@ Result post_ops(Window &w, const std::vector<RemoteOp> &ops, ofi::Counter trigge
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
   const ofi::Trigger on_doorbell{trigger, ring, s.op_done};
-  std::vector<const RemoteOp *> accumulates;  // posted so far in this epoch
+  AccumulatedSpans accumulated;  // by the accumulates posted so far in this epoch
   release_completed_origins(s, false);
-  for (const RemoteOp &op : ops) {
-    const uint64_t last_use = s.ops_posted + fabric_operations(op);
-    ofi::Region local = op.staged ? op.staged_region : origin_region(s, op.origin, op.bytes, last_use);
-    if (!local) return transport_failure("registering an origin buffer");
-    void *const source = op.staged ? op.staged : op.origin;
+  for (size_t i = 0, n = 0; i < ops.size(); i += n) {
+    n = group_size(ops, i);
+    const RemoteOp &op = ops[i];
     const int peer = w.peers[op.target].world_rank;
     const ofi::RemoteRegion &target = s.peer_data[op.target];
+    if (n > 1) {  // pieces of one put or get, one vector each
+      ofi::Fabric::Piece pieces[ofi::kMaxPieces];
+      for (size_t k = 0; k < n; ++k) {
+        const RemoteOp &p = ops[i + k];
+        const ofi::Region local = local_region(s, p, s.ops_posted + 1);
+        if (!local) return transport_failure("registering an origin buffer");
+        pieces[k] = {p.staged ? p.staged : p.origin, local, p.offset, p.bytes};
+      }
+      const ofi::Status st = op.kind == RemoteKind::put ? f.triggered_put_pieces(pieces, n, peer, target, on_doorbell)
+                                                        : f.triggered_get_pieces(pieces, n, peer, target, on_doorbell);
+      if (st) return transport_failure("posting a triggered operation");
+      ++s.ops_posted;
+      continue;
+    }
+    const uint64_t last_use = s.ops_posted + fabric_operations(op);
+    ofi::Region local = local_region(s, op, last_use);
+    if (!local) return transport_failure("registering an origin buffer");
+    void *const source = op.staged ? op.staged : op.origin;
     const uint64_t chunk = chunk_bytes(op);
     // Accumulates of one origin to the same elements apply in program order (MPI's default
     // accumulate_ordering): one that overlaps an earlier one fires once every operation posted
     // before it has completed. Others all fire on the doorbell.
     ofi::Trigger when = on_doorbell;
     if (op.kind == RemoteKind::accumulate) {
-      const bool overlaps = std::any_of(accumulates.begin(), accumulates.end(), [&](const RemoteOp *a) {
-        return a->target == op.target && a->offset < op.offset + op.bytes && op.offset < a->offset + a->bytes;
-      });
-      if (overlaps) when = ofi::Trigger{s.op_done, s.ops_posted, s.op_done};
-      accumulates.push_back(&op);
+      if (accumulated.overlaps(op.target, op.offset, op.offset + op.bytes))
+        when = ofi::Trigger{s.op_done, s.ops_posted, s.op_done};
+      accumulated.add(op.target, op.offset, op.offset + op.bytes);
     }
     for (uint64_t done = 0, bytes = 0; done < op.bytes; done += bytes) {
       char *origin = static_cast<char *>(source) + done;
@@ -228,6 +261,15 @@ uint64_t wait_limit_ms() {
 uint64_t fabric_operations(const RemoteOp &op) {
   const uint64_t chunk = chunk_bytes(op);
   return chunk ? op.bytes / chunk + (op.bytes % chunk != 0) : 0;
+}
+
+uint64_t fabric_operations(const std::vector<RemoteOp> &ops) {
+  uint64_t total = 0;
+  for (size_t i = 0, n = 0; i < ops.size(); i += n) {
+    n = group_size(ops, i);
+    total += n > 1 ? 1 : fabric_operations(ops[i]);
+  }
+  return total;
 }
 
 Result register_window(Window &w, Registration *reg, Exchange *mine) {
@@ -397,7 +439,7 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
   std::vector<RemoteOp> staged_ops;
   const std::vector<RemoteOp> *ops = nullptr;
   if (Result r = network_ops(w, s.stream_staging, list, staged_ops, &ops)) return r;
-  const uint64_t nt = targets.size(), nops = ops_of(*ops);
+  const uint64_t nt = targets.size(), nops = fabric_operations(*ops);
   // One reservation, before anything is posted: the operations, a signal per target, and the
   // local completion signal. A second one could wait for operations only this list's doorbell
   // fires, and a refused one must leave nothing half posted.
@@ -442,7 +484,7 @@ Result complete_now(Window &w) {
   if (Result r = network_ops(w, s.host_staging, copies, staged_ops, &ops)) return r;
   std::swap(unstage.ops, copies.trailing_ops);
   if (Result r = run_now(copies, "staging the epoch's data")) return r;
-  const uint64_t nops = ops_of(*ops);
+  const uint64_t nops = fabric_operations(*ops);
   if (Result r = internode::reserve(nops, s.op_done, s.ops_posted + nops)) return r;
   const uint64_t ring = s.host_rings + 1;
   if (Result r = post_ops(w, *ops, s.host_trigger, ring)) return r;

@@ -5,6 +5,7 @@
 //             an atomic add into its complete slot chained to the operations' completion counter
 //   wait      nothing here: the waits on the flag slots are the same as for node-local peers
 #pragma once
+#include <string>
 #include <vector>
 
 #include "../gpu/backend.h"
@@ -32,9 +33,24 @@ void release_registrations(Registration *reg);
 Result quiesce(Window &w);
 Result detach(Window &w);
 
+// The contiguous pieces of one operation, as (dst, src, bytes) offsets from its destination and
+// source addresses (a derived datatype's pair list; one piece for predefined types), and the
+// bytes [origin_lo, origin_hi) around the origin address that they touch.
+struct Pieces {
+  const work::Pair *pairs;
+  uint64_t count;
+  int64_t origin_lo, origin_hi;
+};
+// Appends `op` (origin address, target offset, kind, element type) to the open access epoch as
+// one RemoteOp per piece, after checking what the network, staging and the triggered-operation
+// budget can take. Errors start with `who` (e.g. "MPI_Put").
+Result record(Window &w, const RemoteOp &op, const Pieces &pieces, const std::string &who);
+
 // Triggered operations `op` takes (it is split where it exceeds what one carries); 0 where the
 // provider cannot do it (an accumulate of a type or operation it lacks).
 uint64_t fabric_operations(const RemoteOp &op);
+// Triggered operations `ops` take, pieces that join their predecessor sharing operations.
+uint64_t fabric_operations(const std::vector<RemoteOp> &ops);
 
 // Exposure epochs of windows that mirror (staged_transfers.h): the window copied into its host
 // mirror before the post signals (stream mode: added to the post's list; host mode: run now).

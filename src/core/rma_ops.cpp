@@ -5,7 +5,6 @@
 #include "datatype_flatten.h"
 #include "pair_lists.h"
 #include "remote_epochs.h"
-#include "staged_transfers.h"
 
 namespace mpix::core {
 namespace {
@@ -58,6 +57,20 @@ void push_local(Window &w, int target, bool reads_target, work::Item it, const w
   }
 }
 
+// Peers on other nodes are reached through the fabric. So are accumulates to any peer of a window
+// that has a fabric: NIC atomics and processor atomics on one element are not atomic together.
+// (A staged window's network atomics apply to a target's mirror, if it keeps one: accumulates to
+// other targets of such a window stay on the devices.)
+bool via_fabric(const Window &w, int target, uint8_t item_kind) {
+  const bool fabric_accumulate =
+      item_kind == work::kAccumulate && w.remote && (!w.remote->staged || w.remote->peer_mirrors[target]);
+  return !w.peers[target].node_local || fabric_accumulate;
+}
+
+RemoteKind remote_kind(RmaKind k) {
+  return k == RmaKind::put ? RemoteKind::put : k == RmaKind::get ? RemoteKind::get : RemoteKind::accumulate;
+}
+
 std::string type_name(MPI_Datatype t) {
   if (t == MPI_DATATYPE_NULL) return "a mix of basic types";
   char name[MPI_MAX_OBJECT_NAME] = {};
@@ -92,13 +105,6 @@ Result record_derived(Window &w, const RmaRequest &q, const std::string &who) {
                                     (reads_target ? "receive)" : "send)"));
   const Peer &peer = w.peers[q.target_rank];
   if (q.target_disp < 0) return fail(MPI_ERR_DISP, who + ": negative target displacement");
-  const bool fabric_accumulate =
-      it.kind == work::kAccumulate && w.remote && (!w.remote->staged || w.remote->peer_mirrors[q.target_rank]);
-  if (!peer.node_local || fabric_accumulate)
-    return fail(MPI_ERR_UNSUPPORTED_OPERATION,
-                who + " to rank " + std::to_string(q.target_rank) + ": derived datatypes to peers on other nodes " +
-                    (peer.node_local ? "(and accumulates in windows that reach any) " : "") +
-                    "are not supported yet; use predefined datatypes there");
   // Every byte touched lies in the window: disp * unit + [lo, hi) within [0, window bytes).
   const __int128 offset = (__int128)q.target_disp * peer.disp_unit;
   const __int128 lo = offset + l.target_lo, hi = offset + l.target_hi;
@@ -108,7 +114,9 @@ Result record_derived(Window &w, const RmaRequest &q, const std::string &who) {
                                        std::to_string((long long)lo) + ", " + std::to_string((long long)hi) +
                                        "), outside rank " + std::to_string(q.target_rank) + "'s window of " +
                                        std::to_string(peer.bytes) + " bytes");
-  const uint64_t target = reinterpret_cast<uint64_t>(peer.data.base) + static_cast<uint64_t>(offset);
+  // Remote peers: the target side is an offset into the window (the network's atomics align to it).
+  const bool fabric = via_fabric(w, q.target_rank, it.kind);
+  const uint64_t target = (fabric ? 0 : reinterpret_cast<uint64_t>(peer.data.base)) + static_cast<uint64_t>(offset);
   const uint64_t origin = reinterpret_cast<uint64_t>(q.origin);
   const uint64_t dst = reads_target ? origin : target, src = reads_target ? target : origin;
   if (it.kind == work::kAccumulate) {
@@ -117,6 +125,11 @@ Result record_derived(Window &w, const RmaRequest &q, const std::string &who) {
     if (l.align % e || dst % e || src % e)
       return fail(MPI_ERR_RMA_RANGE, who + ": the datatypes place " + std::to_string(e) +
                                          "-byte elements at addresses that are not multiples of " + std::to_string(e));
+  }
+  if (fabric) {
+    const RemoteOp op{remote_kind(q.kind), q.origin, l.bytes, q.target_rank, static_cast<uint64_t>(offset),
+                      it.dtype, it.op};
+    return remote::record(w, op, {host_pairs(l), l.count, l.origin_lo, l.origin_hi}, who);
   }
   if (l.count == 1) {
     it.a = dst + static_cast<uint64_t>(l.single.dst);
@@ -191,30 +204,10 @@ Result record(Window &w, const RmaRequest &q) {
     return fail(MPI_ERR_RMA_RANGE, who + ": bytes [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) +
                                        ") lie outside rank " + std::to_string(q.target_rank) + "'s window of " +
                                        std::to_string(peer.bytes) + " bytes");
-  // Peers on other nodes are reached through the fabric. So are accumulates to any peer of a window
-  // that has a fabric: NIC atomics and processor atomics on one element are not atomic together.
-  // (A staged window's network atomics apply to a target's mirror, if it keeps one: accumulates to
-  // other targets of such a window stay on the devices.)
-  const bool fabric_accumulate =
-      it.kind == work::kAccumulate && w.remote && (!w.remote->staged || w.remote->peer_mirrors[q.target_rank]);
-  if (!peer.node_local || fabric_accumulate) {
-    const RemoteKind kind = q.kind == RmaKind::put   ? RemoteKind::put
-                            : q.kind == RmaKind::get ? RemoteKind::get
-                                                     : RemoteKind::accumulate;
-    const RemoteOp op{kind, q.origin, bytes, q.target_rank, offset, it.dtype, it.op, nullptr, {}};
-    if (w.remote && w.remote->staged)
-      if (Result r = staged::check(w, op)) return r;
-    if (remote::fabric_operations(op) == 0)
-      return fail(MPI_ERR_UNSUPPORTED_OPERATION,
-                  who + " to rank " + std::to_string(q.target_rank) +
-                      ": the inter-node transport has no atomic for this element type and operation");
-    if (kind == RemoteKind::accumulate && (offset % work::dtype_size(it.dtype) != 0))
-      return fail(MPI_ERR_RMA_RANGE, who + ": the target offset " + std::to_string(offset) +
-                                         " is not aligned to the element size, as the network's atomics require");
-    w.access.remote_ops.push_back(op);
-    if (kind != RemoteKind::get) ++w.access.fabric_ranges[q.target_rank];
-    w.access.via_fabric[q.target_rank] = 1;
-    return ok();
+  if (via_fabric(w, q.target_rank, it.kind)) {
+    const RemoteOp op{remote_kind(q.kind), q.origin, bytes, q.target_rank, offset, it.dtype, it.op};
+    const work::Pair whole{0, 0, bytes};
+    return remote::record(w, op, {&whole, 1, 0, static_cast<int64_t>(bytes)}, who);
   }
   const uint64_t remote = reinterpret_cast<uint64_t>(peer.data.base) + offset;
   const uint64_t local = reinterpret_cast<uint64_t>(q.origin);

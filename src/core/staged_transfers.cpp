@@ -102,7 +102,7 @@ uint64_t *net_flags(const Window &w, const gpu::HostMapped &landing) {
   return reinterpret_cast<uint64_t *>(static_cast<char *>(landing.device) + landing_data_bytes(w.bytes, w.size));
 }
 
-Result check(const Window &w, const RemoteOp &op) {
+Result check(const Window &w, const RemoteOp &op, uint64_t pieces) {
   const std::string target = " to rank " + std::to_string(op.target);
   const char *name = op.kind == RemoteKind::put ? "MPI_Put" : op.kind == RemoteKind::get ? "MPI_Get" : "MPI_Accumulate";
   if (op.kind != RemoteKind::put && !w.remote->peer_mirrors[op.target])
@@ -113,13 +113,14 @@ Result check(const Window &w, const RemoteOp &op) {
                     "the window with info mpix_st_staged_get_accumulate=true (or set "
                     "MPIX_ST_STAGED_GET_ACCUMULATE=1) to allow MPI_Get and MPI_Accumulate");
   if (op.kind == RemoteKind::get) return ok();
-  // Puts and accumulates each take a range of the origin's block at the target (counted as the
-  // epoch records them: O(1) per operation).
-  if (w.access.fabric_ranges[op.target] >= work::kStagedRangesMax)
-    return fail(MPI_ERR_UNSUPPORTED_OPERATION, name + target + ": more than " +
-                                                   std::to_string(work::kStagedRangesMax) +
-                                                   " puts and accumulates to one rank reached through the network in "
-                                                   "one epoch of a staged window");
+  // Puts and accumulates take a range of the origin's block at the target per contiguous piece
+  // (counted as the epoch records them: O(1) per operation).
+  if (w.access.fabric_ranges[op.target] + pieces > work::kStagedRangesMax)
+    return fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                name + target + ": more than " + std::to_string(work::kStagedRangesMax) +
+                    " puts and accumulates to one rank reached through the network in one epoch of a staged window "
+                    "(each contiguous piece of a derived datatype counts as one; this one has " +
+                    std::to_string(pieces) + ")");
   return ok();
 }
 

@@ -36,8 +36,9 @@ Result allocate_landing(const Window &w, remote::Registration *reg);
 // Device view of the flag slots of a landing area.
 uint64_t *net_flags(const Window &w, const gpu::HostMapped &landing);
 
-// Refuses what staging cannot do, before an operation joins the epoch.
-Result check(const Window &w, const RemoteOp &op);
+// Refuses what staging cannot do, before an operation of `pieces` contiguous pieces joins the
+// epoch.
+Result check(const Window &w, const RemoteOp &op, uint64_t pieces);
 
 // Target, at post: copies the window into the mirror (a target that mirrors, with origins).
 void mirror_window(const Window &w, const std::vector<int> &origins, gpu::WorkList &list);

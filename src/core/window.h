@@ -42,7 +42,14 @@ struct RemoteOp {
   // What the network uses instead of `origin`: staging in registered host memory (a staged put's
   // or accumulate's copy of the data, where a staged get lands).
   void *staged = nullptr;
-  ofi::Region staged_region;
+  ofi::Region staged_region{};
+  // The origin memory to register, where it is more than [origin, origin + bytes): all pieces of
+  // a derived datatype share one registration of the span they lie in (null: just this piece).
+  void *span = nullptr;
+  uint64_t span_bytes = 0;
+  // A further piece of the same put or get as the op before it: the two may travel as one
+  // network operation (fabric vectors, up to the provider's limit).
+  bool joins = false;
 };
 
 struct AccessEpoch {
@@ -56,6 +63,7 @@ struct AccessEpoch {
   // By window rank: puts and accumulates in remote_ops to it (each takes a range of a staged
   // target's block), so checking the per-target limit costs O(1) per operation.
   std::vector<uint32_t> fabric_ranges;
+  uint64_t fabric_ops = 0;  // triggered operations remote_ops take (checked against the budget)
 };
 
 struct ExposureEpoch {

@@ -1,4 +1,5 @@
-// Derived datatypes in MPI_Put / MPI_Get / MPI_Accumulate (node-local peers).
+// Derived datatypes in MPI_Put / MPI_Get / MPI_Accumulate, to node-local peers and (--remote,
+// with MPIX_ST_VNODE_SIZE=1) to peers on other nodes, reached through libfabric.
 //
 // Property test: seeded random nested datatypes (contiguous, vector, hvector with negative
 // strides, indexed and hindexed in shuffled order, indexed_block, struct, subarray in C and Fortran
@@ -13,8 +14,14 @@
 //
 // Then: signature mismatches and out-of-window target types refused (MPI_ERR_TYPE,
 // MPI_ERR_RMA_RANGE); a type freed and another one made with the same handle value moves data by
-// its own layout; an epoch captured into a graph, replayed after its types were freed. --remote (with MPIX_ST_VNODE_SIZE=1): derived types to peers on other nodes are
-// refused with MPI_ERR_UNSUPPORTED_OPERATION.
+// its own layout; an epoch captured into a graph, replayed after its types were freed.
+//
+// --remote: the same property test (no capture: remote epochs cannot be captured) and refusals,
+// then an operation whose pieces exceed the triggered-operation budget (run with
+// MPIX_ST_TRIGGERED_OPS_MAX=2048) is refused with the resource class, in both modes, and the
+// epoch goes on. --staged (also MPIX_ST_OFI_STAGING=1, MPIX_ST_STAGED_GET_ACCUMULATE=1): smaller
+// types, as a staged window takes at most 64 pieces of puts and accumulates per target and epoch;
+// one more is refused with MPI_ERR_UNSUPPORTED_OPERATION.
 #include <algorithm>
 #include <random>
 
@@ -246,7 +253,8 @@ struct Plan {
 };
 
 // Every rank draws the same plan and builds every type (a target computes its expected window).
-Plan make_plan(std::mt19937_64 &rng, bool self_ok) {
+// Target types hold at most max_elems elements, times counts up to max_count.
+Plan make_plan(std::mt19937_64 &rng, bool self_ok, int max_elems = 12, int max_count = 3) {
   Plan p;
   std::uniform_real_distribution<double> u(0, 1);
   // Accumulates of several origins overlap in the accumulate region: MPI requires them to use one
@@ -266,8 +274,8 @@ Plan make_plan(std::mt19937_64 &rng, bool self_ok) {
           op.elem = kind == kAcc ? acc_elem : u(rng) < 0.6 ? (u(rng) < 0.5 ? MPI_INT : MPI_DOUBLE) : MPI_DOUBLE;
           MPI_Aint esize = op.elem == MPI_INT ? 4 : 8;
           TypeGen g{rng, op.elem, esize};
-          const int tn = g.pick(1, 12);
-          op.tcount = g.pick(1, 3);
+          const int tn = g.pick(1, max_elems);
+          op.tcount = g.pick(1, max_count);
           const int total = tn * op.tcount;
           op.ttype = g.chance(0.15) ? op.elem : g.make(tn, g.pick(1, 4));
           if (op.ttype == op.elem) op.tcount = total;
@@ -575,27 +583,50 @@ void captured(void *s) {
   free_window(w);
 }
 
-// MPIX_ST_VNODE_SIZE=1: every other rank is on another (virtual) node.
-void remote_refusals(void *s) {
-  g_context = "remote refusals";
-  TestWin w = make_window(WinKind::allocate, 4096);
+// MPIX_ST_VNODE_SIZE=1: every other rank is on another (virtual) node. Pieces of a put or get
+// share a triggered operation up to the provider's vector limit (at most 8): 20,000 of them (ints
+// at a stride of 2) never fit a budget of 2,048, and are refused when recorded, with the resource
+// class; the epoch then goes on, and the 100-piece put after the refusal lands. Staged
+// (--staged): 65 pieces to one target are refused, 64 land.
+void remote_limits(Mode mode, void *s, bool staged) {
+  g_context = fmt("remote limits, %s", mode_name(mode));
+  constexpr size_t kBytes = 256 * 1024;
+  TestWin w = make_window(WinKind::allocate, kBytes);
   const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
   Group to(std::vector<int>{right}), from(std::vector<int>{left});
-  DevBuf buf(4096);
-  MPI_Datatype vec;
-  MPI_Type_vector(4, 1, 2, MPI_INT, &vec);
-  MPI_Type_commit(&vec);
-  MT_POST(Mode::stream, from, w.win, s);
-  MT_START(Mode::stream, to, w.win);
-  std::string m = MT_EXPECT_ERROR(MPI_Put(buf.p, 1, vec, right, 0, 1, vec, w.win), MPI_ERR_UNSUPPORTED_OPERATION);
-  MT_CHECKF(contains(m, "other nodes"), "the refusal should name other nodes: %s", m.c_str());
-  MT_EXPECT_ERROR(MPI_Get(buf.p, 4, MPI_INT, right, 0, 1, vec, w.win), MPI_ERR_UNSUPPORTED_OPERATION);
-  MT_EXPECT_ERROR(MPI_Accumulate(buf.p, 1, vec, right, 0, 4, MPI_INT, MPI_SUM, w.win), MPI_ERR_UNSUPPORTED_OPERATION);
-  MT_OK(MPI_Put(buf.p, 16, MPI_BYTE, right, 0, 16, MPI_BYTE, w.win));  // predefined types still go
-  MT_COMPLETE(Mode::stream, w.win, s);
-  MT_WAIT(Mode::stream, w.win, s);
-  MT_SYNC(s);
-  MPI_Type_free(&vec);
+  const int fit = staged ? 64 : 100, refused = staged ? 65 : 20000;
+  MPI_Datatype many, some;
+  MPI_Type_vector(refused, 1, 2, MPI_INT, &many);
+  MPI_Type_vector(fit, 1, 2, MPI_INT, &some);
+  MPI_Type_commit(&many);
+  MPI_Type_commit(&some);
+  auto src = pattern(kBytes, key(0x11a, static_cast<uint64_t>(g_rank), static_cast<uint64_t>(mode)));
+  DevBuf buf(kBytes);
+  buf.upload(src);
+  MT_POST(mode, from, w.win, s);
+  MT_START(mode, to, w.win);
+  std::string m;
+  if (staged) {
+    m = MT_EXPECT_ERROR(MPI_Put(buf.p, refused, MPI_INT, right, 0, 1, many, w.win), MPI_ERR_UNSUPPORTED_OPERATION);
+    MT_CHECKF(contains(m, "staged") && contains(m, "contiguous piece"), "staged piece limit: %s", m.c_str());
+  } else {
+    m = MT_EXPECT_ERROR(MPI_Put(buf.p, refused, MPI_INT, right, 0, 1, many, w.win), MPIX_St_error_class_resource());
+    MT_CHECKF(contains(m, "MPIX_ST_TRIGGERED_OPS_MAX") && contains(m, "20000 contiguous pieces"), "budget: %s",
+              m.c_str());
+    MT_EXPECT_ERROR(MPI_Get(buf.p, 1, many, right, 0, refused, MPI_INT, w.win), MPIX_St_error_class_resource());
+  }
+  // What fits still goes: the ints land at even positions of the target's first half.
+  MT_OK(MPI_Put(buf.p, fit, MPI_INT, right, 0, 1, some, w.win));
+  MT_COMPLETE(mode, w.win, s);
+  MT_WAIT(mode, w.win, s);
+  if (mode == Mode::stream) MT_SYNC(s);
+  std::vector<uint8_t> want(kBytes, 0);
+  const auto from_left = pattern(kBytes, key(0x11a, static_cast<uint64_t>(left), static_cast<uint64_t>(mode)));
+  for (int i = 0; i < fit; ++i) std::memcpy(&want[static_cast<size_t>(8 * i)], &from_left[static_cast<size_t>(4 * i)], 4);
+  auto got = read_device(w.base, kBytes);
+  MT_SAME_BYTES(got.data(), want.data(), kBytes, g_context);
+  MPI_Type_free(&many);
+  MPI_Type_free(&some);
   free_window(w);
 }
 
@@ -604,23 +635,18 @@ void remote_refusals(void *s) {
 int main(int argc, char **argv) {
   init(&argc, &argv, "datatypes");
   uint64_t seed = 20260301;
-  bool remote = false;
+  bool remote = false, staged = false;
   int rounds = 4;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--seed=", 7) == 0) seed = std::strtoull(argv[i] + 7, nullptr, 10);
     if (std::strncmp(argv[i], "--rounds=", 9) == 0) rounds = std::atoi(argv[i] + 9);
     if (std::strcmp(argv[i], "--remote") == 0) remote = true;
+    if (std::strcmp(argv[i], "--staged") == 0) remote = staged = true;
   }
   MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   note("datatypes: seed %llu (--seed=N to replay)", static_cast<unsigned long long>(seed));
   const double t0 = now_s();
   void *s = stream_create();
-  if (remote) {
-    remote_refusals(s);
-    stream_destroy(s);
-    note("datatypes --remote: %.2f s", now_s() - t0);
-    return finish();
-  }
   std::mt19937_64 rng(seed);
   Counts c;
   constexpr int kEpochsPerPlan = 3;  // the same types for several epochs: cached pair lists reused
@@ -628,7 +654,8 @@ int main(int argc, char **argv) {
     for (WinKind kind : kAllKinds) {
       Runner run(mode, kind, s);
       for (int round = 0; round < rounds; ++round) {
-        Plan p = make_plan(rng, mode == Mode::stream);
+        // Staged: at most 2 x 8 pieces per origin and target (64 allowed), for several origins.
+        Plan p = staged ? make_plan(rng, mode == Mode::stream, 8, 1) : make_plan(rng, mode == Mode::stream);
         c.types += p.types;
         std::vector<Runner::Mine> pending;
         for (int e = 0; e < kEpochsPerPlan; ++e) {
@@ -645,15 +672,16 @@ int main(int argc, char **argv) {
       }
     }
   }
-  captured(s);
+  if (!remote) captured(s);
   int reused = 0;
   for (Mode mode : kAllModes) {
     refusals(mode, s);
     reused += handle_reuse(mode, s) ? 1 : 0;
+    if (remote) remote_limits(mode, s, staged);
   }
   stream_destroy(s);
-  note("datatypes: %ld puts, %ld gets, %ld accumulates in %ld epochs, %ld types built on rank 0; "
+  note("datatypes%s: %ld puts, %ld gets, %ld accumulates in %ld epochs, %ld types built on rank 0; "
        "handle value reused in %d of 2 reuse cases; %.2f s",
-       c.ops[kPut], c.ops[kGet], c.ops[kAcc], c.epochs, c.types, reused, now_s() - t0);
+       staged ? " --staged" : remote ? " --remote" : "", c.ops[kPut], c.ops[kGet], c.ops[kAcc], c.epochs, c.types, reused, now_s() - t0);
   return finish();
 }

@@ -1,8 +1,10 @@
 // Opening the fabric: provider choice, the endpoint and its address vector, closing.
 #include "fabric.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "fabric_impl.h"
 
@@ -162,6 +164,10 @@ std::unique_ptr<Fabric::Impl> open_provider(const std::string &name, const Optio
   impl->busy_wait_ms = options.busy_wait_ms;
   if (!open_objects(*impl, why) || !make_records(*impl, options.max_pending_ops, why)) return nullptr;
   impl->query_limits();
+  // Pieces per put or get: the provider's local and remote vector limits, and ours.
+  const size_t vectors = std::min(impl->info->tx_attr->iov_limit, impl->info->tx_attr->rma_iov_limit);
+  impl->pieces_limit = std::clamp<size_t>(std::min(vectors, options.max_rma_pieces ? options.max_rma_pieces : kMaxPieces),
+                                          1, kMaxPieces);
   if (!pick_style(*impl, options.style, why)) return nullptr;
   return impl;
 }
@@ -196,6 +202,13 @@ bool options_from_env(Options *out, std::string *why) {
     if (v == "auto") out->manual_progress = false;
     else if (v == "manual") out->manual_progress = true;
     else return *why = "MPIX_ST_OFI_PROGRESS=" + v + ": expected auto or manual", false;
+  }
+  if (const char *n = std::getenv("MPIX_ST_OFI_RMA_PIECES"); n && *n) {
+    char *end = nullptr;
+    const long v = std::strtol(n, &end, 10);
+    if (*end || v < 1 || v > static_cast<long>(kMaxPieces))
+      return *why = std::string("MPIX_ST_OFI_RMA_PIECES=") + n + ": expected 1 to " + std::to_string(kMaxPieces), false;
+    out->max_rma_pieces = static_cast<size_t>(v);
   }
   return true;
 }

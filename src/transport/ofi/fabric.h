@@ -50,6 +50,9 @@ struct Options {
   // provider is taken without it where it lacks it (registers_device_memory() then says false,
   // and the caller stages through host memory).
   bool device_memory = false;
+  // At most this many pieces per put or get (0: what the provider takes, up to kMaxPieces); 1
+  // gives each piece an operation of its own, as CXI does (MPIX_ST_OFI_RMA_PIECES).
+  size_t max_rma_pieces = 0;
 };
 
 // Device memory to register: its runtime ("cuda", "hip") and device.
@@ -58,7 +61,7 @@ struct DeviceMemory {
   int ordinal = 0;
 };
 // MPIX_ST_OFI_PROVIDER (comma list), MPIX_ST_OFI_TRIGGER=auto|dwq|context,
-// MPIX_ST_OFI_PROGRESS=auto|manual. False with *why for a value it does not know.
+// MPIX_ST_OFI_PROGRESS=auto|manual, MPIX_ST_OFI_RMA_PIECES=n. False with *why for a value it does not know.
 bool options_from_env(Options *out, std::string *why);
 
 // Handles: small ids, 0 = none.
@@ -82,6 +85,10 @@ struct RemoteRegion {
 enum class AtomicType { i32, i64, f32, f64 };
 enum class AtomicOp { sum, min, max, replace };
 size_t atomic_type_bytes(AtomicType type);
+
+// Most pieces one put or get carries (local and remote vectors of fi_writemsg / fi_readmsg); the
+// provider's limits may be lower (Fabric::rma_pieces_limit).
+constexpr size_t kMaxPieces = 8;
 
 // When a triggered operation runs (`counter` reaches `threshold`) and which counter counts it
 // complete (by one, once its data is visible at the target).
@@ -154,6 +161,21 @@ class Fabric {
   // Reads `bytes` of the remote range into `local`.
   Status triggered_get(void *local, size_t bytes, Region local_region, int peer, const RemoteRegion &remote,
                        uint64_t remote_offset, const Trigger &trigger);
+  // Puts and gets of several pieces as one operation (one local and one remote vector each, as
+  // fi_writemsg and fi_readmsg take them): `n` is at most rma_pieces_limit(), the bytes of all at
+  // most max_put_bytes(). Each piece's local bytes lie inside its `region`.
+  struct Piece {
+    void *local;
+    Region region;
+    uint64_t remote_offset;
+    size_t bytes;
+  };
+  Status triggered_put_pieces(const Piece *pieces, size_t n, int peer, const RemoteRegion &remote,
+                              const Trigger &trigger);
+  Status triggered_get_pieces(const Piece *pieces, size_t n, int peer, const RemoteRegion &remote,
+                              const Trigger &trigger);
+  // The provider's vector limits (iov_limit, rma_iov_limit), at most kMaxPieces; at least 1.
+  size_t rma_pieces_limit() const;
   // Combines `count` elements at `local` into the remote range, element by element atomically;
   // count is at most atomic_count_limit(type, op).
   Status triggered_accumulate(const void *local, size_t count, AtomicType type, AtomicOp op, Region local_region,

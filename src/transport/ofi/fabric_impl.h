@@ -32,11 +32,11 @@ struct OpRecord {
   fi_triggered_context2 trigger;  // triggered context style (also fits FI_CONTEXT2 providers)
   fi_op_rma rma;
   fi_op_atomic atomic;
-  iovec iov;
+  iovec iov[kMaxPieces];  // puts and gets: one local and one remote vector per piece
   fi_ioc ioc;
-  fi_rma_iov rma_iov;
+  fi_rma_iov rma_iov[kMaxPieces];
   fi_rma_ioc rma_ioc;
-  void *desc;
+  void *desc[kMaxPieces];
   uint64_t operand;  // atomic operand, read by the provider when the operation fires
   uint64_t threshold;
   uint32_t trigger_counter;  // id; records are listed under their completion counter
@@ -81,6 +81,7 @@ struct Fabric::Impl {
   bool atomic_write = false;
   bool hmem = false;  // the provider registers device memory (FI_HMEM)
   uint64_t triggered_limit = 0;
+  size_t pieces_limit = 1;  // pieces one put or get carries (Fabric::rma_pieces_limit)
   // Elements one accumulate may carry, by AtomicType and AtomicOp (fi_atomicvalid at open; 0: none).
   size_t atomic_limits[4][4] = {};
   uint64_t next_key = 1;  // requested MR keys when the provider does not choose them
@@ -125,9 +126,9 @@ struct Fabric::Impl {
   Status counter_mmio(Counter c, CounterMmio *out);
   Status wait(Counter c, uint64_t value, uint64_t timeout_ms);
   void progress();
-  // Puts and gets: `local` lies inside `local_region`.
-  Status rma(TriggerStyle s, OpKind kind, void *local, size_t bytes, Region local_region, fi_addr_t dest,
-             const RemoteRegion &remote, uint64_t remote_offset, const Trigger &trigger);
+  // Puts and gets of `n` pieces, each inside its local region.
+  Status rma(TriggerStyle s, OpKind kind, const Fabric::Piece *pieces, size_t n, fi_addr_t dest,
+             const RemoteRegion &remote, const Trigger &trigger);
   // An atomic of `count` elements from `local` (inside `local_region`), or of one 64-bit operand
   // kept in the record when `local` is null.
   Status atomic(TriggerStyle s, fi_op op, fi_datatype type, const void *local, size_t count, Region local_region,

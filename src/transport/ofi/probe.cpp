@@ -42,7 +42,8 @@ Fabric::Impl::Probe Fabric::Impl::probe(TriggerStyle s, std::string *why) {
   std::atomic_ref<uint64_t>(probe_words[1]).store(0);
   std::atomic_ref<uint64_t>(probe_words[2]).store(0);
 
-  if (rma(s, OpKind::put, &probe_words[0], 8, probe_region, self, remote, 8, Trigger{trig, 1, put_done})) {
+  const Fabric::Piece piece{&probe_words[0], probe_region, 8, 8};
+  if (rma(s, OpKind::put, &piece, 1, self, remote, Trigger{trig, 1, put_done})) {
     *why = "put: " + last();
     release();
     return Probe::refused;

@@ -12,16 +12,16 @@ namespace {
 // Data is visible at the target when a put completes: the chained signal may then announce it.
 constexpr uint64_t kOpFlags = FI_DELIVERY_COMPLETE;
 
-// Points an RMA or atomic message (fi_msg_rma, fi_msg_atomic: same field names) at one local and
-// one remote vector.
+// Points an RMA or atomic message (fi_msg_rma, fi_msg_atomic: same field names) at `n` local and
+// `n` remote vectors.
 template <typename Msg, typename LocalIov, typename RemoteIov>
-void point_message(Msg &msg, LocalIov *local, void **desc, fi_addr_t dest, RemoteIov *remote) {
+void point_message(Msg &msg, LocalIov *local, void **desc, fi_addr_t dest, RemoteIov *remote, size_t n = 1) {
   msg.msg_iov = local;
   msg.desc = desc;
-  msg.iov_count = 1;
+  msg.iov_count = n;
   msg.addr = dest;
   msg.rma_iov = remote;
-  msg.rma_iov_count = 1;
+  msg.rma_iov_count = n;
 }
 
 size_t ofi_datatype_bytes(fi_datatype t) { return (t == FI_INT32 || t == FI_UINT32 || t == FI_FLOAT) ? 4 : 8; }
@@ -145,31 +145,41 @@ Status Fabric::Impl::local_range(Region local_region, const void *local, size_t 
   return kOk;
 }
 
-Status Fabric::Impl::rma(TriggerStyle s, OpKind kind, void *local, size_t bytes, Region local_region,
-                         fi_addr_t dest, const RemoteRegion &remote, uint64_t remote_offset,
-                         const Trigger &trigger) {
+Status Fabric::Impl::rma(TriggerStyle s, OpKind kind, const Fabric::Piece *pieces, size_t n, fi_addr_t dest,
+                         const RemoteRegion &remote, const Trigger &trigger) {
   const char *what = kind == OpKind::put ? "triggered_put" : "triggered_get";
-  void *desc = nullptr;
+  void *desc[kMaxPieces] = {};
   {
     std::lock_guard lock(mu);
-    if (Status st = local_range(local_region, local, bytes, what, &desc)) return st;
-    if (remote_offset > remote.bytes || bytes > remote.bytes - remote_offset)
-      return fail(kErrArg, std::string(what) + ": " + std::to_string(bytes) + " bytes at offset " +
-                               std::to_string(remote_offset) + " exceed the remote region of " +
-                               std::to_string(remote.bytes) + " bytes");
-    if (bytes > info->ep_attr->max_msg_size)
-      return fail(kErrArg, std::string(what) + ": " + std::to_string(bytes) + " bytes exceed the provider's " +
+    if (n == 0 || n > pieces_limit)
+      return fail(kErrArg, std::string(what) + ": " + std::to_string(n) + " pieces, the provider takes 1 to " +
+                               std::to_string(pieces_limit));
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t bytes = pieces[i].bytes;
+      const uint64_t remote_offset = pieces[i].remote_offset;
+      if (Status st = local_range(pieces[i].region, pieces[i].local, bytes, what, &desc[i])) return st;
+      if (remote_offset > remote.bytes || bytes > remote.bytes - remote_offset)
+        return fail(kErrArg, std::string(what) + ": " + std::to_string(bytes) + " bytes at offset " +
+                                 std::to_string(remote_offset) + " exceed the remote region of " +
+                                 std::to_string(remote.bytes) + " bytes");
+      if (bytes == 0) return fail(kErrArg, std::string(what) + ": zero bytes");
+      total += bytes;
+    }
+    if (total > info->ep_attr->max_msg_size)
+      return fail(kErrArg, std::string(what) + ": " + std::to_string(total) + " bytes exceed the provider's " +
                                std::to_string(info->ep_attr->max_msg_size));
-    if (bytes == 0) return fail(kErrArg, std::string(what) + ": zero bytes");
   }
   uint32_t rec;
   if (Status st = take_record(what, &rec)) return st;
   OpRecord &o = records[rec];  // ours until submitted
   o = OpRecord{};
-  o.iov = {local, bytes};
-  o.desc = desc;
-  o.rma_iov = {remote.base + remote_offset, bytes, remote.key};
-  point_message(o.rma.msg, &o.iov, &o.desc, dest, &o.rma_iov);
+  for (size_t i = 0; i < n; ++i) {
+    o.iov[i] = {pieces[i].local, pieces[i].bytes};
+    o.desc[i] = desc[i];
+    o.rma_iov[i] = {remote.base + pieces[i].remote_offset, pieces[i].bytes, remote.key};
+  }
+  point_message(o.rma.msg, o.iov, o.desc, dest, o.rma_iov, n);
   return submit(s, kind, rec, trigger);
 }
 
@@ -194,10 +204,10 @@ Status Fabric::Impl::atomic(TriggerStyle s, fi_op op, fi_datatype type, const vo
   OpRecord &o = records[rec];
   o = OpRecord{};
   o.operand = operand;
-  o.desc = desc;
+  o.desc[0] = desc;
   o.ioc = {local ? const_cast<void *>(local) : &o.operand, count};
   o.rma_ioc = {remote.base + remote_offset, count, remote.key};
-  point_message(o.atomic.msg, &o.ioc, &o.desc, dest, &o.rma_ioc);
+  point_message(o.atomic.msg, &o.ioc, o.desc, dest, &o.rma_ioc);
   o.atomic.msg.datatype = type;
   o.atomic.msg.op = op;
   return submit(s, OpKind::atomic, rec, trigger);
@@ -294,18 +304,31 @@ Status Fabric::Impl::peer_address(int peer, fi_addr_t *out) {
 
 Status Fabric::triggered_put(const void *local, size_t bytes, Region local_region, int peer,
                              const RemoteRegion &remote, uint64_t remote_offset, const Trigger &trigger) {
-  fi_addr_t dest;
-  if (Status s = impl_->peer_address(peer, &dest)) return s;
-  return impl_->rma(impl_->style, OpKind::put, const_cast<void *>(local), bytes, local_region, dest, remote,
-                    remote_offset, trigger);
+  const Piece piece{const_cast<void *>(local), local_region, remote_offset, bytes};
+  return triggered_put_pieces(&piece, 1, peer, remote, trigger);
 }
 
 Status Fabric::triggered_get(void *local, size_t bytes, Region local_region, int peer, const RemoteRegion &remote,
                              uint64_t remote_offset, const Trigger &trigger) {
+  const Piece piece{local, local_region, remote_offset, bytes};
+  return triggered_get_pieces(&piece, 1, peer, remote, trigger);
+}
+
+Status Fabric::triggered_put_pieces(const Piece *pieces, size_t n, int peer, const RemoteRegion &remote,
+                                    const Trigger &trigger) {
   fi_addr_t dest;
   if (Status s = impl_->peer_address(peer, &dest)) return s;
-  return impl_->rma(impl_->style, OpKind::get, local, bytes, local_region, dest, remote, remote_offset, trigger);
+  return impl_->rma(impl_->style, OpKind::put, pieces, n, dest, remote, trigger);
 }
+
+Status Fabric::triggered_get_pieces(const Piece *pieces, size_t n, int peer, const RemoteRegion &remote,
+                                    const Trigger &trigger) {
+  fi_addr_t dest;
+  if (Status s = impl_->peer_address(peer, &dest)) return s;
+  return impl_->rma(impl_->style, OpKind::get, pieces, n, dest, remote, trigger);
+}
+
+size_t Fabric::rma_pieces_limit() const { return impl_->pieces_limit; }
 
 Status Fabric::triggered_accumulate(const void *local, size_t count, AtomicType type, AtomicOp op,
                                     Region local_region, int peer, const RemoteRegion &remote,
