@@ -79,7 +79,6 @@ core::Result enqueue(const Call &call) {
   if (core::Result r = algorithm_from_env(call.kind, &requested)) return r;
   Context *c = nullptr;
   if (core::Result r = context_of(call.comm, capturing, &c)) return r;
-  if (!c->refused.empty()) return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, c->refused);
   if (c->net) return enqueue_multinode(*c, call, capturing);
   return enqueue_node_local(*c, call, capturing);
 }

@@ -19,9 +19,6 @@ struct Context {
   MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator (the attribute's holder)
   uint32_t id = 0;                // named in watchdog reports
   int rank = 0, size = 0;
-  // Non-empty: collectives on this communicator are refused, and this says why (the same on every
-  // rank: decided together at creation).
-  std::string refused;
   void *scratch = nullptr;   // two halves of half_bytes
   uint64_t half_bytes = 0;   // the smallest any rank offered: every rank cuts rounds alike
   uint64_t *flags = nullptr; // FlagLayout::words(size), peers store to it

@@ -253,7 +253,6 @@ core::Result build_net(Context &c, MPI_Comm comm, const std::vector<int> &node_i
                                                          std::to_string(net.nodes));
   // Every rank learns whether every node made its node-local state, so none is left waiting below.
   core::Result node = context_of(net.node_comm, false, &net.node);
-  if (!node && !net.node->refused.empty()) node = core::fail(MPI_ERR_UNSUPPORTED_OPERATION, net.node->refused);
   int mine_ok = node ? 0 : 1, all_ok = 0;
   PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
   if (node) return node;
@@ -321,6 +320,16 @@ core::Result enqueue_multinode(Context &c, const Call &call, bool capturing) {
   if (core::Result r = core::take_watchdog_error(c.id, nullptr)) return r;
   if (core::Result r = core::take_watchdog_error(c.net->window->id, nullptr)) return r;
   if (call.count == 0) return core::ok();
+  // Everything a step could refuse is checked before the first step is enqueued, so a refused
+  // call leaves nothing half-enqueued on the stream.
+  for (Kind step : {kReduce, kBcast}) {
+    Algo unused;
+    if (core::Result r = algorithm_from_env(step, &unused)) return r;
+  }
+  if (c.net->node->size > kMaxRanks)
+    return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "stream collectives handle up to " + std::to_string(kMaxRanks) +
+                                                         " ranks per node");
+  if (core::Result r = core::take_watchdog_error(c.net->node->id, nullptr)) return r;
   Enqueuer e(c, call);
   if (e.chunk_elems(call.kind == kBcast ? 1 : call.kind >= kAllgather ? c.size : c.net->nodes) == 0)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "the collective scratch (MPIX_ST_COLL_SCRATCH_KIB) is too small "
