@@ -338,7 +338,11 @@ Result quiesce(Window &w) {
       return transport_failure("forwarding the window's last doorbell");
   }
   size_t skipped = 0;
-  if (f.settle(window_counters(s), wait_limit_ms(), &skipped) != ofi::kOk)
+  if (f.settle(window_counters(s), wait_limit_ms(), &skipped) != ofi::kOk) {
+    // The window stays: the agent watches again from what the counters hold now.
+    const ofi::Counter triggers[2] = {s.post_trigger, s.complete_trigger};
+    for (int which = 0; which < 2; ++which)
+      if (!s.mmio_adder[which]) s.watch_ids[which] = internode::doorbells().watch(&s.doorbell[which], triggers[which]);
     return fail(MPI_ERR_RMA_SYNC,
                 "MPI_Win_free while triggered operations of the window have not completed (synchronize the stream "
                 "before freeing the window): " +
@@ -347,6 +351,7 @@ Result quiesce(Window &w) {
                     ", operations " + std::to_string(f.read(s.op_done)) + " of " + std::to_string(s.ops_posted) +
                     ", signals " + std::to_string(f.read(s.signal_done)) + " of " +
                     std::to_string(s.signals_posted) + ", " + std::to_string(skipped) + " never triggered]");
+  }
   return ok();
 }
 

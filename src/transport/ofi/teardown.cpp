@@ -94,7 +94,8 @@ Status Fabric::settle(const std::vector<Counter> &group, uint64_t timeout_ms, si
     if (done) return kOk;
     if (std::chrono::steady_clock::now() >= deadline) {
       std::lock_guard lock(impl.mu);
-      return impl.fail(kErrTimeout, std::to_string(outcome.fire.size()) + " triggered operation(s) have not completed after " +
+      return impl.fail(kErrTimeout, std::to_string(outcome.fire.size()) +
+                                        " triggered operation(s) have not all completed after " +
                                         std::to_string(timeout_ms) + " ms");
     }
     impl.progress();
