@@ -316,33 +316,46 @@ std::vector<ofi::Counter> window_counters(const RemoteState &s) {
     if (c) all.push_back(c);
   return all;
 }
+
+// The agent stops watching the window's doorbells, and what the stream rang after its last pass
+// is forwarded here. An MMIO doorbell's rings are in the trigger counter already.
+Result stop_doorbells(RemoteState &s) {
+  ofi::Fabric &f = internode::fabric();
+  const ofi::Counter triggers[2] = {s.post_trigger, s.complete_trigger};
+  for (int which = 0; which < 2; ++which) {
+    if (!s.watch_ids[which]) continue;
+    internode::doorbells().unwatch(s.watch_ids[which]);
+    s.watch_ids[which] = 0;
+    const uint64_t rung = std::atomic_ref<uint64_t>(s.doorbell[which]).load(std::memory_order_acquire);
+    const uint64_t forwarded = f.read(triggers[which]);
+    if (rung > forwarded && f.add(triggers[which], rung - forwarded) != ofi::kOk)
+      return transport_failure("forwarding the window's last doorbell");
+  }
+  return ok();
+}
+
+// The agent watches again, from what the trigger counters hold now.
+void watch_doorbells(RemoteState &s) {
+  const ofi::Counter triggers[2] = {s.post_trigger, s.complete_trigger};
+  for (int which = 0; which < 2; ++which)
+    if (!s.mmio_adder[which] && !s.watch_ids[which] && triggers[which])
+      s.watch_ids[which] = internode::doorbells().watch(&s.doorbell[which], triggers[which]);
+}
 }  // namespace
 
 Result quiesce(Window &w) {
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
   if (!s.op_done || !s.signal_done) return ok();  // attach failed before anything could be posted
-  // The stream has run every list of the window. The agent stops watching its doorbells, and what
-  // the stream rang after the agent's last pass is forwarded here. A list the watchdog skipped
-  // never rang: its operations stay below their trigger threshold and are never run (its report
-  // said its data and signals were skipped; its origin buffers may be gone by now). An MMIO
-  // doorbell's rings are in the trigger counter already.
-  for (int which = 0; which < 2; ++which) {
-    if (!s.watch_ids[which]) continue;
-    internode::doorbells().unwatch(s.watch_ids[which]);
-    s.watch_ids[which] = 0;
-    const ofi::Counter trigger = which == 0 ? s.post_trigger : s.complete_trigger;
-    const uint64_t rung = std::atomic_ref<uint64_t>(s.doorbell[which]).load(std::memory_order_acquire);
-    const uint64_t forwarded = f.read(trigger);
-    if (rung > forwarded && f.add(trigger, rung - forwarded) != ofi::kOk)
-      return transport_failure("forwarding the window's last doorbell");
-  }
+  // The stream has run every list of the window. A list the watchdog skipped never rang: its
+  // operations stay below their trigger threshold and are never run (its report said its data and
+  // signals were skipped; its origin buffers may be gone by now). The doorbells are watched again
+  // afterwards: MPI_Win_free may still fail on another rank and the window stay in use.
+  if (Result r = stop_doorbells(s)) return r;
   size_t skipped = 0;
-  if (f.settle(window_counters(s), wait_limit_ms(), &skipped) != ofi::kOk) {
-    // The window stays: the agent watches again from what the counters hold now.
-    const ofi::Counter triggers[2] = {s.post_trigger, s.complete_trigger};
-    for (int which = 0; which < 2; ++which)
-      if (!s.mmio_adder[which]) s.watch_ids[which] = internode::doorbells().watch(&s.doorbell[which], triggers[which]);
+  const ofi::Status settled = f.settle(window_counters(s), wait_limit_ms(), &skipped);
+  watch_doorbells(s);
+  if (settled != ofi::kOk)
     return fail(MPI_ERR_RMA_SYNC,
                 "MPI_Win_free while triggered operations of the window have not completed (synchronize the stream "
                 "before freeing the window): " +
@@ -351,7 +364,6 @@ Result quiesce(Window &w) {
                     ", operations " + std::to_string(f.read(s.op_done)) + " of " + std::to_string(s.ops_posted) +
                     ", signals " + std::to_string(f.read(s.signal_done)) + " of " +
                     std::to_string(s.signals_posted) + ", " + std::to_string(skipped) + " never triggered]");
-  }
   return ok();
 }
 
@@ -359,6 +371,7 @@ Result detach(Window &w) {
   if (Result r = quiesce(w)) return r;
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
+  if (Result r = stop_doorbells(s)) return r;  // for good; the stream rings nothing any more
   release_completed_origins(s, true);  // quiesce() waited for every operation that runs
   // The budget counts the slots of operations that never run free again with those that completed.
   internode::forget_completed(s.op_done);
