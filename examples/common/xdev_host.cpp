@@ -79,12 +79,17 @@ struct CounterTask {
   }
 };
 
-CounterTask *intern(const CounterTask &t) {
-  static std::mutex mu;
-  static std::set<CounterTask> records;
-  std::lock_guard<std::mutex> lock(mu);
-  return const_cast<CounterTask *>(&*records.insert(t).first);
+// Records are never destroyed: a process that exits with work still queued (exit() from
+// MPI_Abort or a fatal error handler) keeps its stream thread running through static destruction.
+template <typename Record>
+Record *intern_record(const Record &r) {
+  static auto *mu = new std::mutex;
+  static auto *records = new std::set<Record>;
+  std::lock_guard<std::mutex> lock(*mu);
+  return const_cast<Record *>(&*records->insert(r).first);
 }
+
+CounterTask *intern(const CounterTask &t) { return intern_record(t); }
 
 void enqueue(void *stream, void (*fn)(void *), CounterTask *t) {
   check(MPIX_Host_stream_enqueue(static_cast<MPIX_Host_stream>(stream), fn, t), "MPIX_Host_stream_enqueue");
@@ -102,13 +107,7 @@ struct GatherTask {
 }  // namespace
 
 void gather_blocks(void *stream, void *dst, const void *src, size_t block, size_t stride, size_t count) {
-  static std::mutex mu;
-  static std::set<GatherTask> records;
-  GatherTask *t;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    t = const_cast<GatherTask *>(&*records.insert(GatherTask{dst, src, block, stride, count}).first);
-  }
+  GatherTask *t = intern_record(GatherTask{dst, src, block, stride, count});
   check(MPIX_Host_stream_enqueue(static_cast<MPIX_Host_stream>(stream),
                                  [](void *arg) {
                                    auto *g = static_cast<GatherTask *>(arg);

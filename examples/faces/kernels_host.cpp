@@ -24,13 +24,24 @@ using Key = std::tuple<int, const void *, const void *, const void *, double>;
 
 std::atomic<unsigned long long> g_launches{0};
 
+// Never destroyed: a process that exits with work still queued (exit() from MPI_Abort or a fatal
+// error handler, while the stream thread runs on) would otherwise have its stream call tasks that
+// static destruction freed.
+struct Tasks {
+  std::mutex mu;
+  std::map<Key, std::unique_ptr<std::function<void()>>> by_key;
+};
+Tasks &tasks() {
+  static Tasks *t = new Tasks;
+  return *t;
+}
+
 void enqueue(void *stream, const Key &key, std::function<void()> work) {
-  static std::mutex mu;
-  static std::map<Key, std::unique_ptr<std::function<void()>>> tasks;
+  Tasks &t = tasks();
   std::function<void()> *task = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu);
-    auto &slot = tasks[key];
+    std::lock_guard<std::mutex> lock(t.mu);
+    auto &slot = t.by_key[key];
     if (!slot) slot = std::make_unique<std::function<void()>>(std::move(work));
     task = slot.get();
   }

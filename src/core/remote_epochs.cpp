@@ -350,24 +350,54 @@ Result attach(Window &w, const Registration &reg, const std::vector<Exchange> &a
   return ok();
 }
 
+namespace {
+// A window's counters, released together: its operations are triggered and counted among them.
+std::vector<ofi::Counter> window_counters(const RemoteState &s) {
+  std::vector<ofi::Counter> all;
+  for (ofi::Counter c : {s.post_trigger, s.complete_trigger, s.host_trigger, s.op_done, s.signal_done})
+    if (c) all.push_back(c);
+  return all;
+}
+
+// The agent stops watching the window's doorbells, and what the stream rang after its last pass
+// is forwarded here. An MMIO doorbell's rings are in the trigger counter already.
+Result stop_doorbells(RemoteState &s) {
+  ofi::Fabric &f = internode::fabric();
+  const ofi::Counter triggers[2] = {s.post_trigger, s.complete_trigger};
+  for (int which = 0; which < 2; ++which) {
+    if (!s.watch_ids[which]) continue;
+    internode::doorbells().unwatch(s.watch_ids[which]);
+    s.watch_ids[which] = 0;
+    const uint64_t rung = std::atomic_ref<uint64_t>(s.doorbell[which]).load(std::memory_order_acquire);
+    const uint64_t forwarded = f.read(triggers[which]);
+    if (rung > forwarded && f.add(triggers[which], rung - forwarded) != ofi::kOk)
+      return transport_failure("forwarding the window's last doorbell");
+  }
+  return ok();
+}
+
+// The agent watches again, from what the trigger counters hold now.
+void watch_doorbells(RemoteState &s) {
+  const ofi::Counter triggers[2] = {s.post_trigger, s.complete_trigger};
+  for (int which = 0; which < 2; ++which)
+    if (!s.mmio_adder[which] && !s.watch_ids[which] && triggers[which])
+      s.watch_ids[which] = internode::doorbells().watch(&s.doorbell[which], triggers[which]);
+}
+}  // namespace
+
 Result quiesce(Window &w) {
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
   if (!s.op_done || !s.signal_done) return ok();  // attach failed before anything could be posted
-  // The stream has run every list of the window. A list the watchdog skipped never rang its
-  // doorbell: ring the missing values here, so that its operations run and complete instead of
-  // staying queued on counters about to be released.
-  // (An MMIO doorbell's rings are the trigger counter's own count.)
-  auto ring_missing = [&](int which, uint64_t rings, ofi::Counter trigger) {
-    const uint64_t rung = s.mmio_adder[which]
-                              ? f.read(trigger)
-                              : std::atomic_ref<uint64_t>(s.doorbell[which]).load(std::memory_order_acquire);
-    return rung >= rings || f.add(trigger, rings - rung) == ofi::kOk;
-  };
-  if (!ring_missing(0, s.post_rings, s.post_trigger) || !ring_missing(1, s.complete_rings, s.complete_trigger))
-    return transport_failure("ringing the doorbells of skipped epochs");
-  if (f.wait(s.op_done, s.ops_posted, wait_limit_ms()) != ofi::kOk ||
-      f.wait(s.signal_done, s.signals_posted, wait_limit_ms()) != ofi::kOk)
+  // The stream has run every list of the window. A list the watchdog skipped never rang: its
+  // operations stay below their trigger threshold and are never run (its report said its data and
+  // signals were skipped; its origin buffers may be gone by now). The doorbells are watched again
+  // afterwards: MPI_Win_free may still fail on another rank and the window stay in use.
+  if (Result r = stop_doorbells(s)) return r;
+  size_t skipped = 0;
+  const ofi::Status settled = f.settle(window_counters(s), wait_limit_ms(), &skipped);
+  watch_doorbells(s);
+  if (settled != ofi::kOk)
     return fail(MPI_ERR_RMA_SYNC,
                 "MPI_Win_free while triggered operations of the window have not completed (synchronize the stream "
                 "before freeing the window): " +
@@ -375,7 +405,7 @@ Result quiesce(Window &w) {
                     std::to_string(s.complete_rings) + ", trigger " + std::to_string(f.read(s.complete_trigger)) +
                     ", operations " + std::to_string(f.read(s.op_done)) + " of " + std::to_string(s.ops_posted) +
                     ", signals " + std::to_string(f.read(s.signal_done)) + " of " +
-                    std::to_string(s.signals_posted) + "]");
+                    std::to_string(s.signals_posted) + ", " + std::to_string(skipped) + " never triggered]");
   return ok();
 }
 
@@ -383,15 +413,16 @@ Result detach(Window &w) {
   if (Result r = quiesce(w)) return r;
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
-  release_completed_origins(s, true);  // quiesce() waited for every operation
+  if (Result r = stop_doorbells(s)) return r;  // for good; the stream rings nothing any more
+  release_completed_origins(s, true);  // quiesce() waited for every operation that runs
+  // The budget counts the slots of operations that never run free again with those that completed.
   internode::forget_completed(s.op_done);
   internode::forget_completed(s.signal_done);
-  for (uint64_t id : s.watch_ids)
-    if (id) internode::doorbells().unwatch(id);
   for (void *page : s.mmio_page)
     if (page) gpu::backend().unmap_io_memory(page);
-  for (ofi::Counter c : {s.post_trigger, s.complete_trigger, s.host_trigger, s.op_done, s.signal_done})
-    if (c) f.release_counter(c);
+  // Closing the counters discards the operations of skipped epochs, untriggered.
+  if (const std::vector<ofi::Counter> counters = window_counters(s); !counters.empty())
+    if (f.release_counters(counters) != ofi::kOk) return transport_failure("releasing the window's counters");
   if (s.data) f.deregister(s.data);
   if (s.flags) f.deregister(s.flags);
   staged::release_staging(s);

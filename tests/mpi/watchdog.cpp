@@ -13,7 +13,8 @@
 //     raises it (and does nothing else); a report of a window freed meanwhile comes out of
 //     MPIX_St_check(MPI_WIN_NULL);
 //  then the stream works again, and the windows of C and D can be freed (nothing of theirs is still
-//  queued: the timed-out operations were dropped).
+//  queued: the timed-out operations were dropped). C's put is never run, not even by MPI_Win_free
+//  (its source buffer is freed by then): rank 1's window memory is still untouched after the free.
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -229,17 +230,22 @@ int main(int argc, char **argv) {
   {
     void *s = stream_create();
     std::vector<TestWin> stuck;
+    std::vector<bool> never_posted;  // C's windows: rank 1 never posted, its memory stays zero
     for (WinKind kind : kAllKinds) {
       host_complete_without_post(kind);
       host_wait_without_complete(kind);
       stuck.push_back(stream_complete_without_post(kind, s));
+      never_posted.push_back(true);
       stuck.push_back(stream_wait_without_complete(kind, s));
+      never_posted.push_back(false);
       still_works(kind, s);
     }
     attribution(s);
     MPI_Barrier(MPI_COMM_WORLD);
     // The timed-out operations were dropped and the streams are idle: the windows must free.
-    for (TestWin &w : stuck) {
+    std::vector<int> freed(stuck.size());
+    for (size_t i = 0; i < stuck.size(); ++i) {
+      TestWin &w = stuck[i];
       g_context = fmt("%s: MPI_Win_free after a watchdog error", kind_name(w.kind));
       const double t0 = now_s();
       const int rc = MPI_Win_free(&w.win);
@@ -247,7 +253,21 @@ int main(int argc, char **argv) {
                 "MPI_Win_free of a window whose stream operation timed out failed after %.1f s: %s (%s); the "
                 "window cannot be freed (MPI_Finalize may then fail too)",
                 now_s() - t0, class_name(error_class(rc)), error_string(rc).c_str());
-      if (rc == MPI_SUCCESS && w.own_memory) xdev::free(w.base);
+      freed[i] = rc == MPI_SUCCESS;
+    }
+    // Every rank's MPI_Win_free is over (any operation it ran has landed): memory the test owns
+    // is still readable.
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (size_t i = 0; i < stuck.size(); ++i) {
+      TestWin &w = stuck[i];
+      if (!freed[i] || !w.own_memory) continue;
+      if (never_posted[i] && g_rank == 1) {
+        g_context = fmt("%s: window memory after MPI_Win_free", kind_name(w.kind));
+        auto got = read_device(w.base, 64);
+        std::vector<uint8_t> zeros(64, 0);
+        MT_SAME_BYTES(got.data(), zeros.data(), 64, "window of the rank that never posted, after MPI_Win_free");
+      }
+      xdev::free(w.base);
     }
     stream_destroy(s);
   }

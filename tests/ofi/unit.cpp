@@ -1,7 +1,7 @@
 // The libfabric transport in one process (src/transport/ofi): options, provider errors, counters,
 // registration, argument checks, triggered chains to our own address in both trigger styles (puts,
 // gets, accumulates), the
-// operation-record limit, many operations fired at once, and the doorbell agent.
+// operation-record limit, releasing counters with untriggered operations, many operations fired at once, and the doorbell agent.
 // Runs with MPIX_ST_OFI_PROVIDER=sockets.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
@@ -324,6 +324,47 @@ TEST_CASE("a counter is not released while posted operations use it") {
   REQUIRE(f->wait(d, 1, 10000) == kOk);
   CHECK(f->release_counter(t));
   CHECK(f->release_counter(d));
+}
+
+// A window's counters released while its second epoch was never rung (a skipped epoch):
+// settle() waits for the first epoch's chain and counts the second's operations as never
+// triggered; release_counters() closes the group without running them, and frees their records.
+static void run_release_untriggered(TriggerStyle style) {
+  auto f = open_self(env_options(style));
+  Buffers b;
+  Region src = f->register_memory(b.src.data(), b.src.size());
+  RemoteRegion rd = f->remote(f->register_memory(b.dst.data(), b.dst.size()));
+  RemoteRegion rf = f->remote(f->register_memory(b.flags, sizeof b.flags));
+  Counter trig = f->make_counter(), put_done = f->make_counter(), sig_done = f->make_counter();
+  std::fill(b.src.begin(), b.src.end(), 0x5a);
+  for (uint64_t epoch = 1; epoch <= 2; ++epoch) {
+    const size_t base = (epoch - 1) * 4096;
+    REQUIRE(f->triggered_put(b.src.data() + base, 4096, src, 0, rd, base, {trig, epoch, put_done}) == kOk);
+    REQUIRE(f->triggered_atomic_add_u64(1, 0, rf, 0, {put_done, epoch, sig_done}) == kOk);
+  }
+  // Another group, not released: its counter is refused in the group it does not belong to.
+  Counter other = f->make_counter();
+  CHECK(f->add(trig, 1) == kOk);
+  size_t never = 0;
+  REQUIRE(f->settle({trig, put_done, sig_done}, 10000, &never) == kOk);
+  CHECK(never == 2);
+  CHECK(load(b.flags[0]) == 1);
+  CHECK(f->release_counters({trig, put_done}) == kErrArg);  // sig_done counts an operation of put_done
+  CHECK(f->release_counters({trig, put_done, sig_done}) == kOk);
+  CHECK(f->pending_ops() == 0);
+  CHECK(f->add(other, 5) == kOk);  // the fabric goes on; nothing of the released group runs
+  std::this_thread::sleep_for(20ms);
+  CHECK(b.dst[0] == 0x5a);
+  CHECK(b.dst[4096] == 0);  // the second epoch's put never ran
+  CHECK(load(b.flags[0]) == 1);
+  CHECK(f->release_counter(other));
+}
+
+TEST_CASE("released counters drop untriggered operations, deferred work queue style") {
+  run_release_untriggered(TriggerStyle::deferred_work_queue);
+}
+TEST_CASE("released counters drop untriggered operations, triggered context style") {
+  run_release_untriggered(TriggerStyle::triggered_context);
 }
 
 TEST_CASE("operation records run out with a clear error, and come back on completion") {

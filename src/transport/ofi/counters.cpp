@@ -165,6 +165,7 @@ void Fabric::Impl::progress() {
                            fi_cq_strerror(cq, err.prov_errno, err.err_data, nullptr, 0) + ")");
   }
   if (!poke_triggers) return;
+  std::lock_guard poking(poke_mu);
   std::vector<fid_cntr *> poke;
   {
     std::lock_guard lock(mu);

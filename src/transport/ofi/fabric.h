@@ -154,6 +154,16 @@ class Fabric {
   // Until read(counter) >= value, driving progress; kErrTimeout after timeout_ms.
   Status wait(Counter counter, uint64_t value, uint64_t timeout_ms);
 
+  // Teardown of a group of counters (a window's) whose operations are triggered and counted
+  // within the group, once nothing but the provider's completions adds to them. Operations whose
+  // trigger threshold will never be reached (a doorbell never rung) are never run: settle() waits
+  // (driving progress, kErrTimeout after timeout_ms) until every operation that was or will be
+  // triggered has completed, and says how many never will be; release_counters() then closes the
+  // counters without triggering the rest (the provider drops them with their trigger counter) and
+  // frees their records. kErrArg where an operation links the group to another counter.
+  Status settle(const std::vector<Counter> &group, uint64_t timeout_ms, size_t *never_triggered);
+  Status release_counters(const std::vector<Counter> &group);
+
   // Triggered operations. `local` lies inside `local_region`; the target range lies inside
   // `remote`. Atomic operands are copied: the provider reads them when the operation fires.
   Status triggered_put(const void *local, size_t bytes, Region local_region, int peer,

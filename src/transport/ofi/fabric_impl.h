@@ -101,6 +101,8 @@ struct Fabric::Impl {
   std::vector<std::unique_ptr<CounterEntry>> counters;  // by id - 1; null once released
   std::vector<std::unique_ptr<RegionEntry>> regions;    // by id - 1; null once deregistered
   std::chrono::steady_clock::time_point last_poke{};
+  // Held while progress() pokes counters outside `mu`: release_counters() waits on it before closing.
+  std::mutex poke_mu;
 
   mutable std::mutex mu;
   std::string error;
