@@ -32,14 +32,21 @@ class CapturedBlock {
   CapturedBlock &operator=(const CapturedBlock &) = delete;
   ~CapturedBlock();
   // Runs `count` exchanges and returns with the stream synchronised: with `capture`, replays the
-  // graph of `count` exchanges (recording it with enqueue(count) first if needed); otherwise
-  // enqueues them eagerly.
+  // graph of `count` exchanges, or, the first time, runs them eagerly and then records the graph;
+  // otherwise enqueues them eagerly.
   void run(void *stream, int count, bool capture, const std::function<void(int)> &enqueue);
 
  private:
   void *graph_ = nullptr;
   int count_ = -1;
 };
+
+// Stream operations enqueued by the eager runs that precede captures (see CapturedBlock::run), so
+// far: not part of any captured block.
+struct PrimingOps {
+  unsigned long long library = 0, faces = 0;  // MPIX_St_stream_ops_enqueued, Faces kernel launches
+};
+PrimingOps priming_ops();
 
 class Exchange {
  public:
