@@ -80,13 +80,11 @@ core::Result enqueue(const Call &call) {
   Context *c = nullptr;
   if (core::Result r = context_of(call.comm, capturing, &c)) return r;
   if (c->net) return enqueue_multinode(*c, call, capturing);
-  return enqueue_node_local(*c, call, capturing);
+  return enqueue_node_local(*c, call, requested, capturing);
 }
 
-core::Result enqueue_node_local(Context &c, const Call &call, bool capturing) {
+core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bool capturing) {
   gpu::Backend &be = gpu::backend();
-  Algo requested = kAuto;
-  if (core::Result r = algorithm_from_env(call.kind, &requested)) return r;
   // A collective of this communicator that timed out earlier is reported by the next call on it.
   if (core::Result r = core::take_watchdog_error(c.id, nullptr)) return r;
   if (c.size > kMaxRanks)

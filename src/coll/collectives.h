@@ -28,7 +28,8 @@ struct Context;
 // Enqueues the call on its stream (collective over call.comm the first time, see context.h).
 core::Result enqueue(const Call &call);
 // The same on a communicator whose ranks share a node, whose context `c` is: one launch.
-core::Result enqueue_node_local(Context &c, const Call &call, bool capturing);
+// `requested`: the algorithm MPIX_ST_<COLL>_ALGO names for call.kind (algorithm_from_env).
+core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bool capturing);
 
 // The algorithm MPIX_ST_<COLL>_ALGO names (read at each call, so a program may switch between
 // calls), or kAuto; an unknown name is an error.

@@ -54,13 +54,9 @@ void destroy(Context *c) {
     g_contexts.erase(c);
   }
   gpu::Backend &be = gpu::backend();
-  if (c->net && !release_net(*c)) {
-    std::fprintf(stderr, "mpix-st: collectives on communicator %u did not finish before it was freed; its scratch "
-                         "memory is leaked\n", c->id);
-    delete c;
-    return;
-  }
-  if (c->flags && !drained(*c)) {
+  // Across nodes: release_net drains and frees the state (this context has no node-local memory).
+  const bool finished = c->net ? release_net(*c) : !c->flags || drained(*c);
+  if (!finished) {
     std::fprintf(stderr, "mpix-st: collectives on communicator %u did not finish before it was freed; its scratch "
                          "memory is leaked\n", c->id);
     delete c;

@@ -43,13 +43,15 @@ class Group {
 
 class Enqueuer {
  public:
-  Enqueuer(Context &c, const Call &call) : c_(c), n_(*c.net), call_(call), esize_(elem_size(call.dtype)) {}
+  // reduce_algo, bcast_algo: what MPIX_ST_REDUCE_ALGO and MPIX_ST_BCAST_ALGO name, for the
+  // node-local steps.
+  Enqueuer(Context &c, const Call &call, Algo reduce_algo, Algo bcast_algo)
+      : c_(c), n_(*c.net), call_(call), esize_(elem_size(call.dtype)), reduce_algo_(reduce_algo),
+        bcast_algo_(bcast_algo) {}
 
   // Bytes of one slot when the scratch is cut into `slots`, and elements one chunk moves.
-  uint64_t chunk_elems(uint64_t slots) const {
-    return n_.scratch_bytes / slots / kSlotAlign * kSlotAlign / esize_;
-  }
   uint64_t slot_bytes(uint64_t slots) const { return n_.scratch_bytes / slots / kSlotAlign * kSlotAlign; }
+  uint64_t chunk_elems(uint64_t slots) const { return slot_bytes(slots) / esize_; }
   char *slot(uint64_t slots, int j) const { return static_cast<char *>(n_.scratch) + j * slot_bytes(slots); }
   int node_size() const { return n_.node->size; }
   int local_root(int rank) const { return n_.local_rank_of[rank]; }
@@ -63,7 +65,7 @@ class Enqueuer {
     step.count = count;
     step.root = root;
     step.comm = n_.node_comm;
-    return enqueue_node_local(*n_.node, step, false);
+    return enqueue_node_local(*n_.node, step, kind == kReduce ? reduce_algo_ : bcast_algo_, false);
   }
 
   // A local step (kLocalReduce / kLocalCopy) on this rank's memory.
@@ -222,6 +224,7 @@ class Enqueuer {
   Net &n_;
   const Call &call_;
   uint64_t esize_;
+  Algo reduce_algo_, bcast_algo_;
 };
 
 bool local_steps_drained(const Net &n) {
@@ -322,15 +325,14 @@ core::Result enqueue_multinode(Context &c, const Call &call, bool capturing) {
   if (call.count == 0) return core::ok();
   // Everything a step could refuse is checked before the first step is enqueued, so a refused
   // call leaves nothing half-enqueued on the stream.
-  for (Kind step : {kReduce, kBcast}) {
-    Algo unused;
-    if (core::Result r = algorithm_from_env(step, &unused)) return r;
-  }
+  Algo reduce_algo = kAuto, bcast_algo = kAuto;
+  if (core::Result r = algorithm_from_env(kReduce, &reduce_algo)) return r;
+  if (core::Result r = algorithm_from_env(kBcast, &bcast_algo)) return r;
   if (c.net->node->size > kMaxRanks)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "stream collectives handle up to " + std::to_string(kMaxRanks) +
                                                          " ranks per node");
   if (core::Result r = core::take_watchdog_error(c.net->node->id, nullptr)) return r;
-  Enqueuer e(c, call);
+  Enqueuer e(c, call, reduce_algo, bcast_algo);
   if (e.chunk_elems(call.kind == kBcast ? 1 : call.kind >= kAllgather ? c.size : c.net->nodes) == 0)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "the collective scratch (MPIX_ST_COLL_SCRATCH_KIB) is too small "
                                                      "for " + std::to_string(c.size) + " ranks across nodes");

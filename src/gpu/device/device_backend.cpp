@@ -385,7 +385,7 @@ class DeviceBackend final : public Backend {
       p.h.bits = bits | (one_block ? work::kOrdered : 0) | (after_trailing_waits ? work::kSkipIfWatchdogFired : 0) |
                  (list.captured ? work::kCheckAlive : 0);
       // Derived-datatype lists of many short pieces are bound by the pieces' latency, not by bytes:
-      // enough blocks that each 32-thread group handles a few pieces.
+      // enough blocks that each group of threads handles a few pieces (epoch_kernel.cu, walk_pairs).
       const uint64_t want = std::max<uint64_t>(bytes / bytes_per_block_, pairs / kPairsPerBlock);
       int blocks = one_block ? 1 : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, want)));
       // The last of the blocks resets its ticket, so a replay of a captured launch finds it at 0.
