@@ -90,6 +90,21 @@ __device__ void move_bytes(const Item &it, bool acc, char *dst, const char *src,
   }
 }
 
+// The items of a launch hand their work to the threads round-robin: each item starts at the
+// thread after the one the item before it ended with. Were every item to start at thread 0, a
+// halo's 26 faces, edges and corners (most of them a few short pieces) would make thread 0's
+// share one chain of dependent memory round trips as long as the item list.
+struct ThreadCursor {
+  uint64_t at = 0;  // the thread that takes the next item's first unit of work
+  // This thread's place among nthreads, counted from `at`.
+  __device__ uint64_t rank(uint64_t tid, uint64_t nthreads) const { return (tid + nthreads - at) % nthreads; }
+  __device__ void advance(uint64_t units, uint64_t nthreads) { at = (at + units % nthreads) % nthreads; }
+};
+// Units of work (threads busy) of moving `bytes`: 16-byte vectors, or elements of an accumulate.
+__device__ uint64_t work_units(bool acc, const Item &it, uint64_t bytes) {
+  return acc ? bytes / mpix::work::dtype_size(it.dtype) : (bytes + 15) / 16;
+}
+
 // A derived-datatype item (kCopyPairs, kAccumulatePairs) and its kPairList: the list's large
 // pairs (first) each by the whole grid, then the small ones by groups of threads, one pair per
 // group at a time, so a list of many short pieces keeps every group busy. The group is as wide as
@@ -100,7 +115,7 @@ __device__ uint64_t pair_group_width(uint64_t small_bytes, uint64_t small_pairs)
   const uint64_t avg = small_pairs ? small_bytes / small_pairs : 0;
   return avg <= 16 ? 1 : avg <= 128 ? 8 : kPairGroup;
 }
-__device__ void walk_pairs(const Item &head, const Item &list, uint64_t tid, uint64_t nthreads) {
+__device__ void walk_pairs(const Item &head, const Item &list, uint64_t tid, uint64_t nthreads, ThreadCursor &cursor) {
   const auto *pairs = reinterpret_cast<const mpix::work::Pair *>(list.a);
   const bool acc = head.kind == mpix::work::kAccumulatePairs;
   char *dst = reinterpret_cast<char *>(head.a);
@@ -110,12 +125,16 @@ __device__ void walk_pairs(const Item &head, const Item &list, uint64_t tid, uin
   for (uint64_t i = 0; i < large; ++i) {
     const mpix::work::Pair p = pairs[i];
     large_bytes += p.bytes;
-    move_bytes(head, acc, dst + p.dst, src + p.src, p.bytes, tid, nthreads);
+    move_bytes(head, acc, dst + p.dst, src + p.src, p.bytes, cursor.rank(tid, nthreads), nthreads);
+    cursor.advance(work_units(acc, head, p.bytes), nthreads);
   }
   const uint64_t width = pair_group_width(head.bytes - large_bytes, n - large);
   const uint64_t groups = nthreads / width;
+  const uint64_t first_group = (cursor.at / width) % groups;
+  cursor.advance((n - large) * width, nthreads);
   if (tid >= groups * width) return;  // threads beyond whole groups (none with 512-thread blocks)
-  for (uint64_t i = large + tid / width; i < n; i += groups) {
+  const uint64_t group = (tid / width + groups - first_group) % groups;
+  for (uint64_t i = large + group; i < n; i += groups) {
     const mpix::work::Pair p = pairs[i];
     move_bytes(head, acc, dst + p.dst, src + p.src, p.bytes, tid % width, width);
   }
@@ -164,10 +183,13 @@ __global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
   const uint64_t tid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const uint64_t nthreads = uint64_t(gridDim.x) * blockDim.x;
   const int first = p.h.nwait, end_ops = p.h.nwait + p.h.ncopy;
+  ThreadCursor cursor;
   for (int i = first; waited && i < end_ops; ++i) {
     const Item &it = p.items[i];
     if (it.kind == mpix::work::kCopy) {
-      copy_bytes(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes, tid, nthreads);
+      copy_bytes(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,
+                 cursor.rank(tid, nthreads), nthreads);
+      cursor.advance(work_units(false, it, it.bytes), nthreads);
     } else if (it.kind == mpix::work::kCopyStaged) {
       copy_staged(it, tid, nthreads);
     } else if (it.kind == mpix::work::kStore2) {
@@ -179,11 +201,12 @@ __global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
       continue;  // walked with the item before it
     } else {
       if (mpix::work::is_pairs_head(it.kind)) {
-        if (i + 1 < end_ops) walk_pairs(it, p.items[i + 1], tid, nthreads);  // launches keep the two together
+        if (i + 1 < end_ops) walk_pairs(it, p.items[i + 1], tid, nthreads, cursor);  // launches keep the two together
         if (it.kind == mpix::work::kCopyPairs) continue;
       } else {
-        move_bytes(it, true, reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes, tid,
-                   nthreads);
+        move_bytes(it, true, reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,
+                   cursor.rank(tid, nthreads), nthreads);
+        cursor.advance(work_units(true, it, it.bytes), nthreads);
       }
       // Ordered lists run as one block: a block barrier orders this accumulate before the next.
       if (p.h.bits & mpix::work::kOrdered) {
