@@ -131,12 +131,39 @@ void stamp(gpu::WorkList &list, const Window &w) {
   list.watchdog_ns = config().watchdog_ns;
 }
 
+// While the host knows every cursor's value, cursor-relative waits and stored signals become
+// absolute values, so a backend can wait for them outside its kernels (stream memory operations on
+// a device shared without MPS: gpu::Backend::enqueue); the kernels read no cursor for them. The
+// list's advances are counted here; a captured list ends the counting for the window's lifetime.
+void resolve_cursors(Window &w, gpu::WorkList &list, bool captured) {
+  if (captured) w.cursors_counted = false;
+  if (!w.cursors_counted) return;
+  if (w.cursor_counts.empty()) w.cursor_counts.assign(4 * static_cast<size_t>(w.size), 0);
+  const uint64_t *first = w.cursor(Window::kPostsSent, 0);
+  auto count_of = [&](uint64_t address) -> uint64_t * {
+    const auto *word = reinterpret_cast<const uint64_t *>(address);
+    return word >= first && word < first + w.cursor_counts.size() ? &w.cursor_counts[word - first] : nullptr;
+  };
+  for (auto *items : {&list.waits, &list.signals, &list.trailing_waits})
+    for (work::Item &it : *items) {
+      const uint64_t *count = (it.flags & work::kCursor) ? count_of(it.bytes) : nullptr;
+      if (!count) continue;  // stays relative: the kernels keep every cursor, counted or not
+      it.b += *count;
+      it.flags &= ~work::kCursor;
+      it.bytes = 0;
+    }
+  for (const work::Item &it : list.signals)
+    if (it.flags & work::kSignalAdd)
+      if (uint64_t *count = count_of(it.a)) *count += it.b;
+}
+
 // One stream operation; its last signal counts it as retired for MPI_Win_free. A list captured
 // into a graph runs only when (and as often as) the graph is replayed: it is not counted, and the
 // user frees such graphs before the window (README, "Graph capture").
 Result enqueue(Window &w, void *stream, gpu::WorkList &list, bool captured) {
   stamp(list, w);
   list.captured = captured;
+  resolve_cursors(w, list, captured);
   place_pair_lists_on_device(list, captured);
   if (!captured) {
     work::Item retire = signal_item(w.retire_slot(), 1);
@@ -144,8 +171,10 @@ Result enqueue(Window &w, void *stream, gpu::WorkList &list, bool captured) {
     list.signals.push_back(retire);
   }
   gpu::Backend &be = gpu::backend();
-  if (be.enqueue(stream, list))
+  if (be.enqueue(stream, list)) {
+    w.cursors_counted = false;  // the list's advances may or may not run
     return fail(MPI_ERR_OTHER, std::string("enqueue on the stream failed: ") + be.last_error());
+  }
   if (!captured) ++w.stream_lists;
   return ok();
 }

@@ -202,6 +202,11 @@ class Window {
     kCompletesExpected = 3,  // complete signals awaited from origin o
   };
   uint64_t *cursor(Cursor c, int peer) const { return flags + cursor_base(size) + c * static_cast<size_t>(size) + peer; }
+  // The host's count of each cursor (indexed like the cursors from kPostsSent of peer 0), exact
+  // while no list of the window was ever captured: until then the host enqueued every advance,
+  // and replays advance cursors the host cannot count (epochs.cpp, resolve_cursors).
+  std::vector<uint64_t> cursor_counts;
+  bool cursors_counted = true;
   static size_t cursor_base(int size) { return 2 * static_cast<size_t>(size) + 3; }
   static size_t flag_slots(int size) { return cursor_base(size) + 4 * static_cast<size_t>(size); }
 };
