@@ -44,6 +44,12 @@ class DeviceBackend final : public Backend {
     bytes_per_block_ = env_u64("MPIX_ST_COPY_BLOCK_KIB", 64) * 1024;
     if (bytes_per_block_ == 0) bytes_per_block_ = 64 * 1024;
     copy_engine_bytes_ = env_u64("MPIX_ST_COPY_ENGINE_MIB", 128) << 20;  // 0: never
+    const char *waits = std::getenv("MPIX_ST_STREAM_WAITS");
+    wait_mode_ = !waits || !*waits || !std::strcmp(waits, "auto") ? WaitMode::automatic
+                 : !std::strcmp(waits, "memop")                     ? WaitMode::memop
+                                                                    : WaitMode::kernel;
+    time_sliced_ = gpu_device_time_sliced(device_);
+    choose_waits();
     if (gpuHostAlloc(reinterpret_cast<void **>(&mailbox_), sizeof *mailbox_, gpuHostAllocMapped) != gpuSuccess ||
         MPIX_GPU(Malloc)(reinterpret_cast<void **>(&tickets_), kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(Memset)(tickets_, 0, kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
@@ -190,6 +196,7 @@ class DeviceBackend final : public Backend {
   // its waits and other work, the engine copies, and a kernel for its signals. Below that size one
   // merged kernel is cheaper (one enqueue instead of three).
   int enqueue(void *stream, const WorkList &list) override {
+    wait_outside_kernels(stream, list);
     if (copy_engine_bytes_ == 0 || !has_large_copy(list)) return launch_all(stream, list, true);
     WorkList head, tail;
     head.window_id = tail.window_id = list.window_id;
@@ -296,9 +303,40 @@ class DeviceBackend final : public Backend {
     sharers_ = n;
     max_blocks_ = std::max(1, device_max_blocks_ / n);
     coll_max_blocks_ = std::max(1, device_coll_blocks_ / n);
+    choose_waits();
   }
 
  private:
+  // MPIX_ST_STREAM_WAITS: where an eager list waits for its peers' flags.
+  //   kernel     in the merged kernel only (spinning);
+  //   memop      first in stream memory waits, then the kernel (whose own wait then passes at once);
+  //   automatic  memop where several ranks share a device that time-slices between processes
+  //              (CUDA without MPS), kernel elsewhere.
+  // On a time-sliced device a kernel spinning on a peer's flag holds the slice the peer needs to
+  // store it (measured: two ranks on one H100 without MPS, Faces st 6.1x slower than rma). A
+  // memory wait holds no SM and lets the device switch to the peer. Only absolute values can be
+  // waited for this way (epochs.cpp, resolve_cursors: windows never captured); captured lists and
+  // lists with a watchdog (MPIX_ST_WATCHDOG_MS) wait in the kernel, where the watchdog is. The
+  // kernel's wait stays either way: it is what acquires the peer's data.
+  enum class WaitMode { automatic, kernel, memop };
+  void choose_waits() {
+    memop_waits_ =
+        wait_mode_ == WaitMode::memop || (wait_mode_ == WaitMode::automatic && sharers_ > 1 && time_sliced_);
+  }
+  void wait_outside_kernels(void *stream, const WorkList &list) {
+    if (!memop_waits_ || list.captured || list.watchdog_ns) return;
+    for (const work::Item &it : list.waits) {
+      if (it.flags & work::kCursor) continue;  // relative to a cursor: only the kernel can read it
+      if (gpu_stream_wait_geq(static_cast<gpuStream_t>(stream), reinterpret_cast<const uint64_t *>(it.a), it.b) !=
+          gpuSuccess) {
+        (void)MPIX_GPU(GetLastError)();
+        memop_waits_ = false;  // the runtime refuses them: the kernels wait, as they always can
+        return;
+      }
+    }
+  }
+
+
   bool is_large_copy(const work::Item &it) const { return it.kind == work::kCopy && it.bytes >= copy_engine_bytes_; }
   bool has_large_copy(const WorkList &list) const {
     for (const work::Item &it : list.ops)
@@ -432,6 +470,8 @@ class DeviceBackend final : public Backend {
   std::atomic<uint32_t> next_barrier_{0};
   int coll_max_blocks_ = 16;
   int device_max_blocks_ = 64, device_coll_blocks_ = 16, sharers_ = 0;
+  WaitMode wait_mode_ = WaitMode::automatic;
+  bool time_sliced_ = false, memop_waits_ = false;
   std::string device_id_;
   uint32_t *alive_ = nullptr;                 // live windows (work::window_alive_slot), device memory
   gpuStream_t internal_ = nullptr;  // host-driven RMA runs its copies here

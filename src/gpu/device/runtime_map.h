@@ -38,6 +38,13 @@ inline gpuError_t gpu_malloc_flags(void **ptr, size_t bytes) {
   return hipExtMallocWithFlags(ptr, bytes, hipDeviceMallocFinegrained);
 }
 
+// A stream wait the command processor executes (no kernel, no compute unit held) until *flag >= value.
+inline gpuError_t gpu_stream_wait_geq(gpuStream_t s, const uint64_t *flag, uint64_t value) {
+  return hipStreamWaitValue64(s, const_cast<uint64_t *>(flag), value, hipStreamWaitValueGte);
+}
+// AMD runs several processes' queues at once: no time slice to give away.
+inline bool gpu_device_time_sliced(int) { return false; }
+
 #else  // CUDA
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -81,4 +88,30 @@ inline gpuError_t gpu_allocation_base(void *ptr, void **base) {
   return cudaSuccess;
 }
 inline gpuError_t gpu_malloc_flags(void **ptr, size_t bytes) { return cudaMalloc(ptr, bytes); }
+// A stream wait the front end executes (no kernel, no SM held) until *flag >= value: the driver's
+// memory operation, through the runtime's entry-point lookup.
+inline gpuError_t gpu_stream_wait_geq(gpuStream_t s, const uint64_t *flag, uint64_t value) {
+  using Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+  static Fn fn = [] {
+    void *f = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue64", &f, 12000, cudaEnableDefault, &q) != cudaSuccess)
+      f = nullptr;
+    return reinterpret_cast<Fn>(f);
+  }();
+  if (!fn) return cudaErrorNotSupported;
+  return fn(s, reinterpret_cast<CUdeviceptr>(flag), value, CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS
+             ? cudaSuccess
+             : cudaErrorNotSupported;
+}
+// Whether processes sharing the device take turns on it (time slices) instead of running side by
+// side under MPS.
+inline bool gpu_device_time_sliced(int device) {
+  int mps = 0;
+  if (cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return true;
+  }
+  return mps == 0;
+}
 #endif
