@@ -178,7 +178,7 @@ class DeviceCollExecutor {
   unsigned int barriers_ = 0;
 };
 
-__global__ void coll_kernel(const Args a) {
+__global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kernel(const Args a) {
   __shared__ int failed;
   if (threadIdx.x == 0) failed = 0;
   __syncthreads();

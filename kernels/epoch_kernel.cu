@@ -173,7 +173,7 @@ __device__ bool window_freed(const mpix::work::LaunchHeader &h) {
 }
 
 template <int N>
-__global__ void epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
+__global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
   if (window_freed(p.h)) return;
   // A wait the watchdog ended skips the epoch's data and stores; its counting signals (the
   // window's retire count) still run, so the host sees the list as finished.

@@ -13,6 +13,22 @@ using mpix_gpu_stream_t = cudaStream_t;
 #define mpix_gpu_get_last_error cudaGetLastError
 #endif
 
+// Grid shapes the backend sizes launches by. Blocks of an epoch launch spin on peers' flags, and
+// ranks sharing a device each get 1/n of its resident blocks (gpu::Backend::set_device_sharers):
+// a grid larger than what is resident can wait forever for a peer whose kernel finds no room. So
+// the kernels are compiled to stay resident at these counts (launch bounds cap their registers:
+// 64 a thread for two 512-thread epoch blocks per SM), and the backend never launches more.
+constexpr int kLaunchThreads = 512;
+constexpr int kEpochBlocksPerSm = 2;
+constexpr int kCollBlocksPerSm = 1;
+// CUDA's second bound is resident blocks per SM; HIP's means waves per execution unit, and AMD's
+// register files hold two such blocks per compute unit at the first bound alone (untested here).
+#if defined(__HIPCC__)
+#define MPIX_RESIDENT_BOUNDS(threads, blocks_per_sm) __launch_bounds__(threads)
+#else
+#define MPIX_RESIDENT_BOUNDS(threads, blocks_per_sm) __launch_bounds__(threads, blocks_per_sm)
+#endif
+
 // Returns the runtime's error code (0 on success).
 int mpix_launch_epoch_kernel(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream);
 // One collective call (coll_schedules.h); blocks must all run at once (grid barriers).

@@ -18,7 +18,7 @@ namespace mpix::gpu {
 namespace {
 
 constexpr uint32_t kIpcRegion = 1;
-constexpr int kThreadsPerBlock = 512;
+constexpr int kThreadsPerBlock = kLaunchThreads;  // epoch_launch.h: the kernels are built for it
 constexpr uint32_t kTicketSlots = 4096;
 constexpr uint32_t kBarrierSlots = 4096;  // collective launches: 4 words each, reset by the launch
 
@@ -35,9 +35,12 @@ class DeviceBackend final : public Backend {
         MPIX_GPU(DeviceGetAttribute)(&sms, gpuDevAttrMultiProcessorCount, device_) != gpuSuccess)
       sms = 0;
     // Copy grid: one block per MPIX_ST_COPY_BLOCK_KIB of data, at most MPIX_ST_COPY_BLOCKS_PER_SM per SM.
-    device_max_blocks_ = (sms > 0 ? sms : 32) * static_cast<int>(env_u64("MPIX_ST_COPY_BLOCKS_PER_SM", 2));
-    // Collective grids wait at grid barriers: at most one block per SM, so all of them run at once.
-    device_coll_blocks_ = sms > 0 ? sms : 16;
+    // More than the kernel was built to keep resident could leave waiting blocks without an SM.
+    const int per_sm = static_cast<int>(std::clamp<uint64_t>(
+        env_u64("MPIX_ST_COPY_BLOCKS_PER_SM", kEpochBlocksPerSm), 1, kEpochBlocksPerSm));
+    device_max_blocks_ = (sms > 0 ? sms : 32) * per_sm;
+    // Collective grids wait at grid barriers: all of their blocks must run at once.
+    device_coll_blocks_ = (sms > 0 ? sms : 16) * kCollBlocksPerSm;
     set_device_sharers(1);
     char bus[32] = {};
     if (MPIX_GPU(DeviceGetPCIBusId)(bus, sizeof bus - 1, device_) == gpuSuccess) device_id_ = bus;
