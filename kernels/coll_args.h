@@ -39,11 +39,15 @@ enum Algo : uint8_t { kAuto = 0, kOneShot = 1, kTwoShot = 2, kRing = 3, kGsb = 4
 enum Dtype : uint8_t {
   kInt8 = 0, kUint8 = 1, kInt32 = 2, kUint32 = 3, kInt64 = 4, kUint64 = 5, kFloat = 6, kDouble = 7,
   kBytes = 8,  // no arithmetic: moved only (bcast, allgather, alltoall)
+  kHalf = 9, kBfloat16 = 10,  // IEEE binary16 and bfloat16, reduced in float (half_float.h)
 };
 enum Op : uint8_t { kSum = 0, kProd = 1, kMax = 2, kMin = 3, kBand = 4, kBor = 5, kBxor = 6, kNoOp = 7 };
 
 inline constexpr uint32_t elem_size(uint8_t d) {
-  return d == kInt8 || d == kUint8 || d == kBytes ? 1u : d == kInt32 || d == kUint32 || d == kFloat ? 4u : 8u;
+  return d == kInt8 || d == kUint8 || d == kBytes ? 1u
+         : d == kHalf || d == kBfloat16           ? 2u
+         : d == kInt32 || d == kUint32 || d == kFloat ? 4u
+                                                     : 8u;
 }
 
 // Flag area of a rank (64-bit words), for a communicator of n ranks: arrive flags for every

@@ -19,9 +19,12 @@ using mpix::coll::Args;
 // (or replay) that uses the slot.
 enum BarrierWord { kArrived = 0, kFinished = 1, kAbandoned = 2 };
 
+// Elements are combined as ReduceIn<T>::Acc (float for the half types) and stored once.
 template <typename T>
 __device__ void reduce_elements(void *const *dsts, int ndst, const void *const *srcs, int nsrc, uint64_t n,
                                 uint8_t op, uint64_t tid, uint64_t nthreads) {
+  using In = mpix::coll::ReduceIn<T>;
+  using Acc = typename In::Acc;
   // 16-byte vectors when every pointer allows it: one load per source per 16 bytes.
   constexpr int kLanes = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
   uintptr_t bits = 0;
@@ -34,21 +37,28 @@ __device__ void reduce_elements(void *const *dsts, int ndst, const void *const *
       union {
         uint4 raw;
         T lane[kLanes];
-      } acc, in;
-      acc.raw = reinterpret_cast<const uint4 *>(srcs[0])[v];
+      } in, out;
+      Acc acc[kLanes];
+      in.raw = reinterpret_cast<const uint4 *>(srcs[0])[v];
+#pragma unroll
+      for (int l = 0; l < kLanes; ++l) acc[l] = In::load(in.lane[l]);
       for (int s = 1; s < nsrc; ++s) {
         in.raw = reinterpret_cast<const uint4 *>(srcs[s])[v];
 #pragma unroll
-        for (int l = 0; l < kLanes; ++l) acc.lane[l] = mpix::coll::reduce_op<T>(op, acc.lane[l], in.lane[l]);
+        for (int l = 0; l < kLanes; ++l) acc[l] = mpix::coll::reduce_op<Acc>(op, acc[l], In::load(in.lane[l]));
       }
-      for (int d = 0; d < ndst; ++d) reinterpret_cast<uint4 *>(dsts[d])[v] = acc.raw;
+#pragma unroll
+      for (int l = 0; l < kLanes; ++l) out.lane[l] = In::store(acc[l]);
+      for (int d = 0; d < ndst; ++d) reinterpret_cast<uint4 *>(dsts[d])[v] = out.raw;
     }
     done = nvec * kLanes;
   }
   for (uint64_t i = done + tid; i < n; i += nthreads) {
-    T acc = static_cast<const T *>(srcs[0])[i];
-    for (int s = 1; s < nsrc; ++s) acc = mpix::coll::reduce_op<T>(op, acc, static_cast<const T *>(srcs[s])[i]);
-    for (int d = 0; d < ndst; ++d) static_cast<T *>(dsts[d])[i] = acc;
+    Acc acc = In::load(static_cast<const T *>(srcs[0])[i]);
+    for (int s = 1; s < nsrc; ++s)
+      acc = mpix::coll::reduce_op<Acc>(op, acc, In::load(static_cast<const T *>(srcs[s])[i]));
+    const T out = In::store(acc);
+    for (int d = 0; d < ndst; ++d) static_cast<T *>(dsts[d])[i] = out;
   }
 }
 
@@ -101,6 +111,8 @@ class DeviceCollExecutor {
       MPIX_REDUCE_CASE(kUint64, unsigned long long)
       MPIX_REDUCE_CASE(kFloat, float)
       MPIX_REDUCE_CASE(kDouble, double)
+      MPIX_REDUCE_CASE(kHalf, mpix::coll::Float16)
+      MPIX_REDUCE_CASE(kBfloat16, mpix::coll::Bfloat16)
 #undef MPIX_REDUCE_CASE
       default: break;
     }

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "coll_args.h"
+#include "half_float.h"
 
 namespace mpix::coll {
 
@@ -52,7 +53,8 @@ MPIX_HOST_DEVICE inline uint64_t round_capacity(uint8_t kind, uint8_t algo, int 
   return parts ? per_slot * n : per_slot;
 }
 
-// Element-wise operators of the reductions, shared by host and device code.
+// Element-wise operators of the reductions, shared by host and device code. Half types reach them
+// as float (ReduceIn in half_float.h).
 template <typename T>
 MPIX_HOST_DEVICE inline T reduce_op(uint8_t op, T a, T b) {
   switch (op) {

@@ -47,11 +47,22 @@ int MPIX_St_check(MPI_Win win);
  * returns at once; the stream runs it (one kernel launch per call where every rank of `comm` is
  * on one node), so nothing waits on the host. Buffers are device memory on GPU backends (any
  * memory on the host backend). MPI_IN_PLACE where MPI allows it. Reductions take 8-, 32- and
- * 64-bit integers, float and double with MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN (and MPI_BAND,
- * MPI_BOR, MPI_BXOR on integers); every rank gets bit-identical results. Collectives on one
+ * 64-bit integers, float, double, MPIX_ST_FLOAT16 and MPIX_ST_BFLOAT16 (below) with MPI_SUM,
+ * MPI_PROD, MPI_MAX, MPI_MIN (and MPI_BAND, MPI_BOR, MPI_BXOR on integers); every rank gets
+ * bit-identical results. Collectives on one
  * communicator run in the order they were called, on one stream (or streams ordered by the
  * application). The first call on a communicator is collective set-up and cannot be captured into
  * a graph; later ones can. Algorithms: MPIX_ST_<COLL>_ALGO (README, "Collectives"). */
+/* Element types for half precision, which MPI does not define: MPIX_ST_FLOAT16 (IEEE 754 binary16)
+ * and MPIX_ST_BFLOAT16 (bfloat16: the upper 16 bits of a float). Handles of committed 2-byte
+ * contiguous types that the library makes in MPI_Init / MPI_Init_thread and frees in MPI_Finalize;
+ * MPI_DATATYPE_NULL before MPI_Init and after MPI_Finalize. Do not free them. The stream
+ * reductions take them (and MPICH's MPIX_C_FLOAT16, where mpi.h defines it) with MPI_SUM,
+ * MPI_PROD, MPI_MAX and MPI_MIN: elements are combined in float and rounded to nearest-even each
+ * time a result is stored. Every other MPI call sees a plain 2-byte type. */
+extern MPI_Datatype MPIX_ST_FLOAT16;
+extern MPI_Datatype MPIX_ST_BFLOAT16;
+
 int MPIX_Allreduce_stream(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                           MPI_Comm comm, void *stream);
 int MPIX_Reduce_stream(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,

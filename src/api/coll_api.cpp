@@ -24,8 +24,24 @@ struct TypeCode {
   bool is_signed, is_float;
 };
 
+// Half precision: the library's handles (half_datatypes.h) and, where mpi.h has it, MPICH's own.
+bool half_type(MPI_Datatype t, mpix::coll::Dtype *out) {
+  if (t == MPI_DATATYPE_NULL) return false;
+#ifdef MPIX_C_FLOAT16
+  if (t == MPIX_C_FLOAT16) {
+    *out = mpix::coll::kHalf;
+    return true;
+  }
+#endif
+  if (t == MPIX_ST_FLOAT16) *out = mpix::coll::kHalf;
+  else if (t == MPIX_ST_BFLOAT16) *out = mpix::coll::kBfloat16;
+  else return false;
+  return true;
+}
+
 // Element types of reductions, by what they are; the width comes from MPI_Type_size.
 Result reduction_type(MPI_Datatype t, mpix::coll::Dtype *out) {
+  if (half_type(t, out)) return ok();
   static const TypeCode known[] = {
       {MPI_SIGNED_CHAR, true, false},   {MPI_UNSIGNED_CHAR, false, false}, {MPI_INT, true, false},
       {MPI_UNSIGNED, false, false},     {MPI_LONG, true, false},          {MPI_UNSIGNED_LONG, false, false},
@@ -45,13 +61,14 @@ Result reduction_type(MPI_Datatype t, mpix::coll::Dtype *out) {
     else *out = k.is_signed ? kInt64 : kUint64;
     return ok();
   }
-  return fail(MPI_ERR_TYPE, "reductions take 8-, 32- and 64-bit integers, float and double (predefined types)");
+  return fail(MPI_ERR_TYPE, "reductions take 8-, 32- and 64-bit integers, float and double (predefined types), "
+                            "MPIX_ST_FLOAT16 and MPIX_ST_BFLOAT16");
 }
 
 Result reduction_op(MPI_Op op, mpix::coll::Dtype d, mpix::coll::Op *out) {
   using namespace mpix::coll;
   if (op == MPI_OP_NULL) return fail(MPI_ERR_OP, "the operation is MPI_OP_NULL");
-  const bool fp = d == kFloat || d == kDouble;
+  const bool fp = d == kFloat || d == kDouble || d == kHalf || d == kBfloat16;
   if (op == MPI_SUM) *out = kSum;
   else if (op == MPI_PROD) *out = kProd;
   else if (op == MPI_MAX) *out = kMax;

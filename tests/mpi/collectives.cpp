@@ -10,11 +10,13 @@
 //  - collectives captured into a graph and replayed, each replay reducing new data;
 //  - bad arguments: the MPI error class and a message, never a crash or a hang.
 // Inputs are small integers (exact in every type and in any order), so integer and floating point
-// results are compared exactly.
+// results are compared exactly. Half and bfloat16 (MPIX_ST_FLOAT16, MPIX_ST_BFLOAT16) take inputs
+// that make the library round, yet in a way no order of combination changes (see half_input).
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
 
+#include "../common/half_reference.h"
 #include "test_common.h"
 
 using namespace mt;
@@ -66,6 +68,69 @@ T input(Op o, int r, uint64_t i, uint64_t salt) {
   return static_cast<T>(v);
 }
 
+// ---- half and bfloat16 ------------------------------------------------------------------------------
+// Elements as bits; values and rounding come from the independent reference (half_reference.h).
+struct F16 {
+  uint16_t bits;
+};
+struct BF16 {
+  uint16_t bits;
+};
+half_ref::Format format_of(F16) { return half_ref::kBinary16; }
+half_ref::Format format_of(BF16) { return half_ref::kBfloat16; }
+
+// Ranks of the communicator a reduction case runs on (half inputs pick two of them).
+int g_case_ranks = 1;
+
+// Rank r's element i. SUM and PROD: two ranks per element (chosen by i) hold random values, the
+// others the identity (0 or 1), so exactly one combination is inexact (x + 0 and x * 1 are exact):
+// the library must give round(x op y), in any order and at whatever step it rounds. x op y is
+// exact in float and double: magnitudes lie in [2^-4, 2^8) for binary16 and [2^-8, 2^8) for
+// bfloat16, so a sum spans at most 24 significant bits and a product has at most 22; the reference
+// rounds the exact double once, so truncation or a wrong format shows. PROD may overflow binary16:
+// infinity is the right answer then. MAX and MIN: every rank holds any value but NaN and -0
+// (subnormals and infinities included); the result is exact.
+template <typename T>
+T half_input(Op o, int r, uint64_t i, uint64_t salt) {
+  const uint64_t h = mix(salt * 1315423911u + static_cast<uint64_t>(r) * 2654435761u + i);
+  const half_ref::Format f = format_of(T{});
+  if (o == Op::max || o == Op::min) {
+    uint16_t b = static_cast<uint16_t>(h);
+    while (half_ref::is_nan(f, b) || b == 0x8000u) b = static_cast<uint16_t>(b * 31u + 7u);
+    return T{b};
+  }
+  const uint64_t pick = mix(salt * 977u + i);
+  const int a = static_cast<int>(pick % g_case_ranks), b = (a + 1) % g_case_ranks;
+  if (r != a && r != b) return T{half_ref::encode(f, o == Op::sum ? 0.0 : 1.0)};
+  const int lo = f.exp_bits == 5 ? -4 : -8, span = 8 - lo;  // binade 2^e, e in [lo, 8)
+  const int e = lo + static_cast<int>((h >> 20) % span);
+  const double mant = 1.0 + double((h >> 32) & ((1u << f.mant_bits) - 1)) / double(1u << f.mant_bits);
+  return T{half_ref::encode(f, ((h >> 40) & 1 ? -1.0 : 1.0) * std::ldexp(mant, e))};
+}
+
+// One combination, rounded once, as the reference of the order-free inputs above.
+template <typename T>
+T half_apply(Op o, T a, T b) {
+  const half_ref::Format f = format_of(T{});
+  const double x = half_ref::decode(f, a.bits), y = half_ref::decode(f, b.bits);
+  switch (o) {
+    case Op::sum: return T{half_ref::encode(f, x + y)};
+    case Op::prod: return T{half_ref::encode(f, x * y)};
+    case Op::max: return x < y ? b : a;
+    default: return y < x ? b : a;
+  }
+}
+F16 apply(Op o, F16 a, F16 b) { return half_apply(o, a, b); }
+BF16 apply(Op o, BF16 a, BF16 b) { return half_apply(o, a, b); }
+template <>
+F16 input<F16>(Op o, int r, uint64_t i, uint64_t salt) {
+  return half_input<F16>(o, r, i, salt);
+}
+template <>
+BF16 input<BF16>(Op o, int r, uint64_t i, uint64_t salt) {
+  return half_input<BF16>(o, r, i, salt);
+}
+
 template <typename T>
 struct TypeInfo;
 #define TYPE_INFO(T, M)                                  \
@@ -82,6 +147,8 @@ TYPE_INFO(int64_t, MPI_INT64_T)
 TYPE_INFO(uint64_t, MPI_UINT64_T)
 TYPE_INFO(float, MPI_FLOAT)
 TYPE_INFO(double, MPI_DOUBLE)
+TYPE_INFO(F16, MPIX_ST_FLOAT16)
+TYPE_INFO(BF16, MPIX_ST_BFLOAT16)
 #undef TYPE_INFO
 
 template <typename T>
@@ -126,6 +193,7 @@ void reduce_case(const Comm &c, void *s, bool all, Op o, uint64_t count, int roo
                   algo ? algo : "auto", TypeInfo<T>::name(), op_name(o), (unsigned long long)count, root,
                   in_place ? " in-place" : "", shift, c.size);
   const size_t bytes = count * sizeof(T), off = shift * sizeof(T);
+  g_case_ranks = c.size;
   std::vector<T> mine(count), want(count);
   for (uint64_t i = 0; i < count; ++i) {
     mine[i] = input<T>(o, c.rank, i, salt);
@@ -185,21 +253,48 @@ void reductions(const Comm &c, void *s, uint64_t big) {
   reductions_of_type<uint64_t>(c, s, big);
   reductions_of_type<float>(c, s, big);
   reductions_of_type<double>(c, s, big);
+  reductions_of_type<F16>(c, s, big);
+  reductions_of_type<BF16>(c, s, big);
 }
+
+#ifdef MPIX_C_FLOAT16
+// MPICH's own binary16 handle reduces as MPIX_ST_FLOAT16 does.
+void mpich_float16(const Comm &c, void *s) {
+  g_context = fmt("allreduce MPIX_C_FLOAT16 SUM np=%d", c.size);
+  const uint64_t count = 257;
+  g_case_ranks = c.size;
+  std::vector<F16> mine(count), want(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    mine[i] = input<F16>(Op::sum, c.rank, i, 555);
+    F16 acc = input<F16>(Op::sum, 0, i, 555);
+    for (int r = 1; r < c.size; ++r) acc = apply(Op::sum, acc, input<F16>(Op::sum, r, i, 555));
+    want[i] = acc;
+  }
+  DevBuf send(count * 2), recv(count * 2);
+  send.upload(as_bytes(mine));
+  MT_OK(MPIX_Allreduce_stream(send.p, recv.p, static_cast<int>(count), MPIX_C_FLOAT16, MPI_SUM, c.comm, s));
+  MT_SYNC(s);
+  ++g_cases;
+  MT_SAME_BYTES(recv.download().data(), as_bytes(want).data(), count * 2, "result");
+}
+#endif
 
 // ---- data movement -------------------------------------------------------------------------------
 
 uint64_t block_key(int from, int to, uint64_t salt) { return key(salt, static_cast<uint64_t>(from), static_cast<uint64_t>(to)); }
 
-void bcast_case(const Comm &c, void *s, size_t bytes, int root, size_t shift, uint64_t salt) {
+// `bytes` as elements of `type` (of `esize` bytes; bytes a multiple of it).
+void bcast_case(const Comm &c, void *s, size_t bytes, int root, size_t shift, uint64_t salt,
+                MPI_Datatype type = MPI_BYTE, size_t esize = 1) {
   const char *algo = getenv("MPIX_ST_BCAST_ALGO");
-  g_context = fmt("bcast(%s) bytes=%zu root=%d shift=%zu np=%d", algo ? algo : "auto", bytes, root, shift, c.size);
+  g_context = fmt("bcast(%s) bytes=%zu esize=%zu root=%d shift=%zu np=%d", algo ? algo : "auto", bytes, esize, root,
+                  shift, c.size);
   DevBuf buf(bytes + shift + 1);
   std::vector<uint8_t> guard = pattern(bytes + shift + 1, key(salt, c.rank, 9));
   std::vector<uint8_t> want = pattern(bytes, block_key(root, 0, salt));
   buf.upload(guard);
   if (c.rank == root) buf.upload(want, shift);
-  MT_OK(MPIX_Bcast_stream(buf.p + shift, static_cast<int>(bytes), MPI_BYTE, root, c.comm, s));
+  MT_OK(MPIX_Bcast_stream(buf.p + shift, static_cast<int>(bytes / esize), type, root, c.comm, s));
   MT_SYNC(s);
   ++g_cases;
   std::vector<uint8_t> w = guard;
@@ -248,11 +343,16 @@ void movements(const Comm &c, void *s, size_t big) {
   const size_t sizes[] = {0, 1, 13, 4096, big};
   for (size_t bytes : sizes)
     for (int root = 0; root < c.size; ++root) bcast_case(c, s, bytes, root, root % 2, key(bytes, root));
+  // Half types only move bytes here.
+  bcast_case(c, s, 2 * 333, c.size - 1, 0, key(333, 1), MPIX_ST_FLOAT16, 2);
+  bcast_case(c, s, 2 * 333, 0, 1, key(333, 2), MPIX_ST_BFLOAT16, 2);
   for (bool personal : {false, true}) {
     const int counts[] = {0, 1, 7, 333};
     for (int count : counts) {
       blocks_case(c, s, personal, count, MPI_INT, 4, false, key(count, personal));
       blocks_case(c, s, personal, count, MPI_BYTE, 1, true, key(count, personal, 1));
+      blocks_case(c, s, personal, count, personal ? MPIX_ST_BFLOAT16 : MPIX_ST_FLOAT16, 2, false,
+                  key(count, personal, 4));
     }
     blocks_case(c, s, personal, static_cast<int>(big / 8), MPI_DOUBLE, 8, false, key(big, personal, 2));
     blocks_case(c, s, personal, static_cast<int>(big / 8), MPI_DOUBLE, 8, true, key(big, personal, 3));
@@ -270,6 +370,9 @@ void all_collectives(const Comm &c, void *s, uint64_t big_elems) {
   for (const char *algo : {"oneshot", "twoshot", "ring", "gsb", "btb"}) {
     setenv("MPIX_ST_ALLREDUCE_ALGO", algo, 1);
     reductions(c, s, big_elems);
+#ifdef MPIX_C_FLOAT16
+    mpich_float16(c, s);
+#endif
   }
   unsetenv("MPIX_ST_ALLREDUCE_ALGO");
   for (const char *algo : {"direct", "chain", "binomial"}) {
@@ -474,6 +577,9 @@ void bad_arguments(const Comm &c, void *s) {
   checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPI_DATATYPE_NULL, MPI_SUM, c.comm, s), MPI_ERR_TYPE, "null type", "MPI_DATATYPE_NULL");
   checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPI_SHORT, MPI_SUM, c.comm, s), MPI_ERR_TYPE, "short", "reductions take");
   checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPI_FLOAT, MPI_BXOR, c.comm, s), MPI_ERR_OP, "float xor", "integer types only");
+  checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPIX_ST_FLOAT16, MPI_BAND, c.comm, s), MPI_ERR_OP, "half and", "integer types only");
+  checked(MPIX_Reduce_stream(a.p, b.p, 4, MPIX_ST_BFLOAT16, MPI_BOR, 0, c.comm, s), MPI_ERR_OP, "bfloat16 or", "integer types only");
+  checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPIX_ST_BFLOAT16, MPI_BXOR, c.comm, s), MPI_ERR_OP, "bfloat16 xor", "integer types only");
   checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPI_INT, MPI_OP_NULL, c.comm, s), MPI_ERR_OP, "null op", "MPI_OP_NULL");
   checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPI_INT, MPI_LAND, c.comm, s), MPI_ERR_OP, "land", "supported operations");
   checked(MPIX_Allreduce_stream(nullptr, b.p, 4, MPI_INT, MPI_SUM, c.comm, s), MPI_ERR_BUFFER, "null send", "is NULL");

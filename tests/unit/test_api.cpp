@@ -128,7 +128,34 @@ TEST_CASE("stream-triggered self epochs on a one-rank window: data, and 3 stream
   }
 }
 
+// The half-precision handles as main saw them before MPI_Init.
+MPI_Datatype g_float16_before_init = MPI_INT, g_bfloat16_before_init = MPI_INT;
+
+TEST_CASE("MPIX_ST_FLOAT16 and MPIX_ST_BFLOAT16: null before MPI_Init, then distinct 2-byte types that cannot be freed") {
+  CHECK(g_float16_before_init == MPI_DATATYPE_NULL);
+  CHECK(g_bfloat16_before_init == MPI_DATATYPE_NULL);
+  for (MPI_Datatype t : {MPIX_ST_FLOAT16, MPIX_ST_BFLOAT16}) {
+    REQUIRE(t != MPI_DATATYPE_NULL);
+    int size = 0;
+    MPI_Aint lb = -1, extent = 0;
+    CHECK(MPI_Type_size(t, &size) == MPI_SUCCESS);
+    CHECK(MPI_Type_get_extent(t, &lb, &extent) == MPI_SUCCESS);
+    CHECK(size == 2);
+    CHECK(lb == 0);
+    CHECK(extent == 2);
+    MPI_Datatype copy = t;
+    const int rc = MPI_Type_free(&copy);
+    int cls = MPI_SUCCESS;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_TYPE);
+    CHECK(copy == t);
+  }
+  CHECK(MPIX_ST_FLOAT16 != MPIX_ST_BFLOAT16);
+}
+
 int main(int argc, char **argv) {
+  g_float16_before_init = MPIX_ST_FLOAT16;
+  g_bfloat16_before_init = MPIX_ST_BFLOAT16;
   MPI_Init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

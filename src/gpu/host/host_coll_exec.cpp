@@ -9,12 +9,16 @@
 namespace mpix::gpu::host_exec {
 namespace {
 
+// Elements are combined as ReduceIn<T>::Acc (float for the half types) and stored once.
 template <typename T>
 void reduce_typed(void *const *dsts, int ndst, const void *const *srcs, int nsrc, uint64_t n, uint8_t op) {
+  using In = coll::ReduceIn<T>;
+  using Acc = typename In::Acc;
   for (uint64_t i = 0; i < n; ++i) {
-    T acc = static_cast<const T *>(srcs[0])[i];
-    for (int s = 1; s < nsrc; ++s) acc = coll::reduce_op<T>(op, acc, static_cast<const T *>(srcs[s])[i]);
-    for (int d = 0; d < ndst; ++d) static_cast<T *>(dsts[d])[i] = acc;
+    Acc acc = In::load(static_cast<const T *>(srcs[0])[i]);
+    for (int s = 1; s < nsrc; ++s) acc = coll::reduce_op<Acc>(op, acc, In::load(static_cast<const T *>(srcs[s])[i]));
+    const T out = In::store(acc);
+    for (int d = 0; d < ndst; ++d) static_cast<T *>(dsts[d])[i] = out;
   }
 }
 
@@ -47,6 +51,8 @@ class HostCollExecutor {
       MPIX_REDUCE_CASE(kUint64, uint64_t)
       MPIX_REDUCE_CASE(kFloat, float)
       MPIX_REDUCE_CASE(kDouble, double)
+      MPIX_REDUCE_CASE(kHalf, coll::Float16)
+      MPIX_REDUCE_CASE(kBfloat16, coll::Bfloat16)
 #undef MPIX_REDUCE_CASE
       default: break;
     }
