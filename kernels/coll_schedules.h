@@ -92,6 +92,7 @@ class Schedule {
   MPIX_HOST_DEVICE void run() {
     const uint64_t base = x_.cursor();
     const uint64_t cap = a_.round_elems;
+    if (a_.kind == kAllgather || a_.kind == kAlltoall) return gather_pipelined(base, a_.kind == kAlltoall);
     for (uint64_t i = 0; i < a_.rounds && x_.ok(); ++i) {
       Round rd{base + i + 1, i * cap, a_.count - i * cap < cap ? a_.count - i * cap : cap};
       switch (a_.kind) {
@@ -108,8 +109,6 @@ class Schedule {
           else if (a_.algo == kBinomial) bcast_binomial(rd);
           else bcast(rd);
           break;
-        case kAllgather: gather_blocks(rd, false); break;
-        case kAlltoall: gather_blocks(rd, true); break;
         case kLocalReduce: local_reduce(rd); break;
         default: local_copy(rd); break;
       }
@@ -389,9 +388,30 @@ class Schedule {
 
   // Allgather (every peer gets my block) or alltoall (peer q gets my block q): pushed into slot
   // `me` of each peer's scratch, then every rank copies its slots out into its receive blocks.
-  MPIX_HOST_DEVICE void gather_blocks(const Round &rd, bool personal) {
+  // Software-pipelined over the call's rounds: phase i pushes round i and copies round i - 1 out,
+  // so writes to the peers and local copies are in flight together and a round costs one barrier,
+  // not two. The last phase only copies out. Round numbers and flags are those of the other
+  // schedules (arrive(0, src) = r; freed = r + 2 once round r is copied out), so calls of every
+  // kind follow each other on one communicator.
+  MPIX_HOST_DEVICE void gather_pipelined(uint64_t base, bool personal) {
+    const uint64_t cap = a_.round_elems;
+    auto round = [&](uint64_t i) {
+      return Round{base + i + 1, i * cap, a_.count - i * cap < cap ? a_.count - i * cap : cap};
+    };
+    for (uint64_t i = 0; i <= a_.rounds && a_.rounds && x_.ok(); ++i) {
+      if (i < a_.rounds) push_blocks(round(i), personal);
+      if (i > 0) copy_out_blocks(round(i - 1));
+      x_.barrier();
+      for (int q = 0; q < n_; ++q) {
+        if (q == me_) continue;
+        if (i < a_.rounds) tell_arrived(0, q, round(i).r);
+        if (i > 0) x_.signal(flags(q) + FlagLayout::freed(me_, n_), round(i - 1).r + 2);
+      }
+    }
+    x_.finish(base + a_.rounds);
+  }
+  MPIX_HOST_DEVICE void push_blocks(const Round &rd, bool personal) {
     const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_;
-    const uint64_t slot = slot_bytes();
     for (int q = 0; q < n_; ++q) {
       const char *src = send() + (personal ? q * block : 0) + off;
       if (q == me_) {
@@ -399,15 +419,15 @@ class Schedule {
         continue;
       }
       wait_freed(q, rd.r);
-      x_.copy(scratch(q, rd.r) + me_ * slot, src, bytes);
+      x_.copy(scratch(q, rd.r) + me_ * slot_bytes(), src, bytes);
     }
-    x_.barrier();
-    for (int q = 0; q < n_; ++q)
-      if (q != me_) tell_arrived(0, q, rd.r);
+  }
+  MPIX_HOST_DEVICE void copy_out_blocks(const Round &rd) {
+    const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_;
     for (int q = 0; q < n_; ++q) {
       if (q == me_) continue;
       wait_arrived(0, q, rd.r);
-      x_.copy(recv() + q * block + off, scratch(me_, rd.r) + q * slot, bytes);
+      x_.copy(recv() + q * block + off, scratch(me_, rd.r) + q * slot_bytes(), bytes);
     }
   }
 
