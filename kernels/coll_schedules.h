@@ -112,7 +112,10 @@ class Schedule {
         case kLocalReduce: local_reduce(rd); break;
         default: local_copy(rd); break;
       }
-      end_round(rd.r);
+      // A direct bcast's root read no scratch since its round's barrier: its freed signals need
+      // no second one.
+      if (a_.kind == kBcast && a_.algo != kChain && a_.algo != kBinomial && me_ == a_.root) signal_freed(rd.r);
+      else end_round(rd.r);
     }
     x_.finish(base + a_.rounds);
   }
@@ -152,6 +155,9 @@ class Schedule {
   // After its last read of its own scratch half: every peer may write round r + 2 into it.
   MPIX_HOST_DEVICE void end_round(uint64_t r) {
     x_.barrier();
+    signal_freed(r);
+  }
+  MPIX_HOST_DEVICE void signal_freed(uint64_t r) {
     for (int q = 0; q < n_; ++q)
       if (q != me_) x_.signal(flags(q) + FlagLayout::freed(me_, n_), r + 2);
   }
@@ -405,8 +411,8 @@ class Schedule {
       for (int q = 0; q < n_; ++q) {
         if (q == me_) continue;
         if (i < a_.rounds) tell_arrived(0, q, round(i).r);
-        if (i > 0) x_.signal(flags(q) + FlagLayout::freed(me_, n_), round(i - 1).r + 2);
       }
+      if (i > 0) signal_freed(round(i - 1).r);
     }
     x_.finish(base + a_.rounds);
   }
