@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <mutex>
 #include <numeric>
@@ -145,7 +146,7 @@ class CudaMulticast {
     return p;
   }
 
-  int device_supports(std::string *why) {
+  bool device_supports(std::string *why) {
     int v = 0;
     if (e_.device_get_attribute(&v, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, dev_) != CUDA_SUCCESS) {
       *why = "cuda: the multicast attribute of device " + std::to_string(ordinal_) + " cannot be read";
@@ -257,7 +258,7 @@ class CudaMulticast {
   }
 
   void fill_table() {
-    table_.device_supports = [this](std::string *why) { return device_supports(why) != 0; };
+    table_.device_supports = [this](std::string *why) { return device_supports(why); };
     table_.granularity = [this](int n, size_t b, size_t *g) { return granularity(n, b, g); };
     table_.create = [this](int n, size_t b, uint64_t *mc) { return create(n, b, mc); };
     table_.export_handle = [this](uint64_t mc, MulticastShareable *out) { return export_handle(mc, out); };
