@@ -11,6 +11,7 @@
 #include "../../kernels/coll_args.h"
 #include "../core/config.h"
 #include "../core/window_setup.h"
+#include "multicast_choice.h"
 #include "../topo/device_sharing.h"
 #include "../topo/locality.h"
 
@@ -35,6 +36,7 @@ struct Record {
   int32_t ok;  // this rank made and exported its memory
   topo::Locality where;
   char device[32];  // gpu::Backend::device_id
+  int32_t multicast;  // MPIX_ST_MULTICAST=1 here
 };
 
 std::mutex g_mu;
@@ -62,6 +64,7 @@ void destroy(Context *c) {
     delete c;
     return;
   }
+  if (c->multicast_driver) gpu::multicast_release(*c->multicast_driver, &c->multicast);
   for (auto *regions : {&c->peer_scratch, &c->peer_flags})
     for (gpu::MappedRegion &m : *regions) be.release_region(&m);
   if (c->scratch) be.free_window_memory(c->scratch);
@@ -72,6 +75,35 @@ void destroy(Context *c) {
 int delete_attribute(MPI_Comm, int, void *value, void *) {
   destroy(static_cast<Context *>(value));
   return MPI_SUCCESS;
+}
+
+// Hardware multicast for the communicator's bcast, only where MPIX_ST_MULTICAST=1 (every rank
+// reaches this with the same inputs: they come from the allgathered records). With it unset the
+// choice stops at the environment and nothing multicast-related is called.
+void set_up_multicast(Context &c, MPI_Comm comm, bool every_rank_requested, bool all_local) {
+  MulticastInputs in;
+  in.env = std::getenv("MPIX_ST_MULTICAST");
+  if (!multicast_requested(in.env)) return;  // the reason stays empty: nothing was asked
+  in.every_rank_requested = every_rank_requested;
+  in.every_peer_node_local = all_local;
+  in.ranks = c.size;
+  in.bytes = 2 * c.half_bytes;
+  gpu::MulticastExchange x;
+  x.rank = c.rank;
+  x.size = c.size;
+  x.root = 0;
+  x.bcast_from_root = [comm](void *bytes, size_t n) {
+    PMPI_Bcast(bytes, static_cast<int>(n), MPI_BYTE, 0, comm);
+  };
+  x.all_true = [comm](bool mine) {
+    int m = mine, all = 0;
+    PMPI_Allreduce(&m, &all, 1, MPI_INT, MPI_LAND, comm);
+    return all != 0;
+  };
+  MulticastChoice ch = set_up_bcast_multicast(
+      in, x, [](std::string *why) { return gpu::backend().multicast_driver(why); }, &c.multicast,
+      &c.multicast_driver);
+  c.multicast_reason = std::move(ch.reason);
 }
 
 // Makes and maps the memory; every rank learns whether all succeeded and whether all are on one
@@ -86,6 +118,7 @@ core::Result build(Context &c, MPI_Comm comm) {
   mine.pid = static_cast<int32_t>(getpid());
   mine.where = topo::locate(comm, core::config().vnode_size);
   std::snprintf(mine.device, sizeof mine.device, "%s", be.device_id().c_str());
+  mine.multicast = multicast_requested(std::getenv("MPIX_ST_MULTICAST"));
   void *flags = nullptr;
   if (be.allocate_window_memory(2 * mine.half_bytes, &c.scratch)) {
     why = "scratch allocation: " + be.last_error();
@@ -107,10 +140,11 @@ core::Result build(Context &c, MPI_Comm comm) {
   PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
 
   int failed_rank = -1;
-  bool all_local = true;
+  bool all_local = true, every_rank_multicast = true;
   c.half_bytes = mine.half_bytes;
   for (int q = 0; q < c.size; ++q) {
     if (!all[q].ok && failed_rank < 0) failed_rank = q;
+    every_rank_multicast = every_rank_multicast && all[q].multicast;
     all_local = all_local && all[q].where.same_node_as(mine.where);
     c.half_bytes = std::min(c.half_bytes, all[q].half_bytes);
   }
@@ -129,6 +163,7 @@ core::Result build(Context &c, MPI_Comm comm) {
     be.free_flags(c.flags);
     c.scratch = nullptr;
     c.flags = nullptr;
+    set_up_multicast(c, comm, every_rank_multicast, false);  // only the reason: not node-local
     std::vector<int> node_index_of(c.size, -1);
     int nodes = 0;
     for (int q = 0; q < c.size; ++q) {
@@ -166,6 +201,7 @@ core::Result build(Context &c, MPI_Comm comm) {
   be.exported_region_mapped(c.flags);
   if (!why.empty()) return core::fail(core::resource_error_class(), why);
   if (!all_ok) return core::fail(core::resource_error_class(), "another rank could not map the collective memory");
+  set_up_multicast(c, comm, every_rank_multicast, true);
   return core::ok();
 }
 
@@ -204,6 +240,14 @@ core::Result context_of(MPI_Comm comm, bool capturing, Context **out) {
   PMPI_Comm_set_attr(comm, g_keyval, c);
   *out = c;
   return core::ok();
+}
+
+std::string multicast_reason(MPI_Comm comm) {
+  void *value = nullptr;
+  int found = 0;
+  if (g_keyval == MPI_KEYVAL_INVALID || PMPI_Comm_get_attr(comm, g_keyval, &value, &found) != MPI_SUCCESS || !found)
+    return "";
+  return static_cast<Context *>(value)->multicast_reason;
 }
 
 void release_all_contexts() {

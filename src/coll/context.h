@@ -30,6 +30,13 @@ struct Context {
   // of the node-local memory above).
   std::unique_ptr<Net> net;
   uint64_t created = 0;  // creation order: contexts are released newest first
+  // Hardware multicast (MPIX_ST_MULTICAST=1 only; multicast_choice.h): the group over the node-local
+  // ranks, covering a buffer of the scratch's size, and the driver that made it (null: none).
+  // multicast_reason says, once per communicator, why bcast uses it or not (empty while
+  // MPIX_ST_MULTICAST is unset: nothing multicast-related ran).
+  gpu::MulticastGroup multicast;
+  const gpu::MulticastDriver *multicast_driver = nullptr;
+  std::string multicast_reason;
 };
 
 // The communicator's context, made now if it has none (collective over comm). `capturing`: the
@@ -39,5 +46,9 @@ core::Result context_of(MPI_Comm comm, bool capturing, Context **out);
 // Releases every context still alive (before MPI_Finalize: the MPI need not delete attributes of
 // MPI_COMM_WORLD).
 void release_all_contexts();
+
+// Why the communicator's bcast uses hardware multicast or not ("" while MPIX_ST_MULTICAST is
+// unset, or before its first stream collective).
+std::string multicast_reason(MPI_Comm comm);
 
 }  // namespace mpix::coll

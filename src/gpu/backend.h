@@ -8,6 +8,7 @@
 
 #include "../../kernels/coll_args.h"
 #include "../../kernels/work_items.h"
+#include "multicast.h"
 
 namespace mpix::gpu {
 
@@ -142,6 +143,14 @@ class Backend {
   // other processes must leave room for theirs: grids shrink to 1/n of the device (the largest n
   // seen counts).
   virtual void set_device_sharers([[maybe_unused]] int n) {}
+  // Hardware multicast (multicast.h), asked only with MPIX_ST_MULTICAST=1: the driver steps of
+  // this backend, or null and why not. The host backend has no multicast hardware; the HIP
+  // plugin has none either (HIP has no multicast objects: bcast keeps the IPC 'direct'
+  // algorithm). The CUDA plugin's steps are compiled only, never run (README, "Collectives").
+  virtual const MulticastDriver *multicast_driver(std::string *why_not) {
+    *why_not = std::string(name()) + " backend: no hardware multicast; bcast uses its normal algorithm";
+    return nullptr;
+  }
 };
 
 // The backend of this process: MPIX_ST_BACKEND=auto|host|cuda|hip (auto: a GPU backend when its

@@ -13,6 +13,9 @@
 #include "../../../kernels/epoch_launch.h"
 #include "../backend.h"
 #include "runtime_map.h"
+#if !defined(MPIX_GPU_HIP)
+#include "multicast_cuda.h"
+#endif
 
 namespace mpix::gpu {
 namespace {
@@ -307,6 +310,18 @@ class DeviceBackend final : public Backend {
     max_blocks_ = std::max(1, device_max_blocks_ / n);
     coll_max_blocks_ = std::max(1, device_coll_blocks_ / n);
     choose_waits();
+  }
+
+  // Asked only with MPIX_ST_MULTICAST=1 (src/coll/multicast_choice.h).
+  const MulticastDriver *multicast_driver(std::string *why_not) override {
+#if defined(MPIX_GPU_HIP)
+    // The HIP fallback: HIP has no multicast objects, so bcast keeps the IPC 'direct' algorithm
+    // (the root stores into every peer's mapped scratch).
+    *why_not = "HIP fallback: HIP has no multicast objects; bcast uses the IPC 'direct' algorithm";
+    return nullptr;
+#else
+    return cuda_multicast_driver(device_, why_not);  // compiled only, never run
+#endif
   }
 
  private:
