@@ -17,6 +17,7 @@
 // creator allows any process of its user to attach (PR_SET_PTRACER_ANY), as the host backend
 // already does for cross-memory attach.
 #include "multicast_cuda.h"
+#include "runtime_map.h"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -65,16 +66,9 @@ struct Entry {
 
 template <class Fn>
 bool lookup(const char *symbol, unsigned version, Fn *out, std::string *missing) {
-  void *f = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  if (cudaGetDriverEntryPointByVersion(symbol, &f, version, cudaEnableDefault, &q) != cudaSuccess ||
-      q != cudaDriverEntryPointSuccess || !f) {
-    (void)cudaGetLastError();
-    if (missing->empty()) *missing = symbol;
-    return false;
-  }
-  *out = reinterpret_cast<Fn>(f);
-  return true;
+  *out = gpu_driver_function<Fn>(symbol, version);
+  if (!*out && missing->empty()) *missing = symbol;
+  return *out != nullptr;
 }
 
 bool look_up_all(Entry *e, std::string *missing) {

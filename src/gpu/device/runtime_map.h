@@ -69,17 +69,23 @@ constexpr auto gpuStreamCaptureStatusNone = cudaStreamCaptureStatusNone;
 #define gpuHostAlloc cudaHostAlloc
 #define gpuFreeHost cudaFreeHost
 inline bool gpu_is_device_memory(const gpuPointerAttributes &a) { return a.type == cudaMemoryTypeDevice; }
-// The runtime has no address-range query; the driver's comes through the runtime's entry-point
-// lookup, so the plugin needs no link dependency on libcuda.
+// A driver function, through the runtime's entry-point lookup, so the plugin needs no link
+// dependency on libcuda; null where the driver lacks it.
+template <class Fn>
+inline Fn gpu_driver_function(const char *symbol, unsigned version = 12000) {
+  void *f = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  if (cudaGetDriverEntryPointByVersion(symbol, &f, version, cudaEnableDefault, &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  return reinterpret_cast<Fn>(f);
+}
+// The runtime has no address-range query; the driver's does it.
 inline gpuError_t gpu_allocation_base(void *ptr, void **base) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, CUdeviceptr);
-  static Fn fn = [] {
-    void *f = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, 12000, cudaEnableDefault, &q) != cudaSuccess)
-      f = nullptr;
-    return reinterpret_cast<Fn>(f);
-  }();
+  static const Fn fn = gpu_driver_function<Fn>("cuMemGetAddressRange");
   if (!fn) return cudaErrorNotSupported;
   CUdeviceptr b = 0;
   size_t size = 0;
@@ -89,16 +95,10 @@ inline gpuError_t gpu_allocation_base(void *ptr, void **base) {
 }
 inline gpuError_t gpu_malloc_flags(void **ptr, size_t bytes) { return cudaMalloc(ptr, bytes); }
 // A stream wait the front end executes (no kernel, no SM held) until *flag >= value: the driver's
-// memory operation, through the runtime's entry-point lookup.
+// memory operation.
 inline gpuError_t gpu_stream_wait_geq(gpuStream_t s, const uint64_t *flag, uint64_t value) {
   using Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-  static Fn fn = [] {
-    void *f = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue64", &f, 12000, cudaEnableDefault, &q) != cudaSuccess)
-      f = nullptr;
-    return reinterpret_cast<Fn>(f);
-  }();
+  static const Fn fn = gpu_driver_function<Fn>("cuStreamWaitValue64");
   if (!fn) return cudaErrorNotSupported;
   return fn(s, reinterpret_cast<CUdeviceptr>(flag), value, CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS
              ? cudaSuccess
