@@ -9,6 +9,15 @@
 //   freed(src)        = r+2 src has finished reading its own scratch for round r: I may write
 //                            round r + 2 (the same half) into it
 // freed starts at 2, so rounds 1 and 2 need nobody's permission.
+//
+// Channels: the scratch halves are cut into `regions` equal shares (fixed per communicator), and
+// a call's rounds into `channels` <= regions slices. Channel c runs the whole schedule on share c
+// with its own flags and its own round counter, with no synchronisation between channels (NCCL's
+// channels): a call that uses fewer channels leaves the others' counters and flags as they were,
+// so each channel is the protocol above on its own. The device runs a channel per block, so a
+// slow block or a flag's round trip stalls only its own slice, and no grid-wide barrier remains.
+// Every rank runs channels in increasing order within a block or thread, so any number of blocks
+// is deadlock-free as long as all of them are resident.
 #pragma once
 #include <cstdint>
 
@@ -50,14 +59,17 @@ inline constexpr uint32_t elem_size(uint8_t d) {
                                                      : 8u;
 }
 
-// Flag area of a rank (64-bit words), for a communicator of n ranks: arrive flags for every
-// step of a round (a ring has 2(n-1)) and source, freed flags, the round cursor.
+// Flag area of a rank (64-bit words), for a communicator of n ranks, per channel: arrive flags for
+// every step of a round (a ring has 2(n-1)) and source, freed flags, the rounds of calls run (the
+// communicator's cursor: channel 0's word counts, the others are unused), the rounds this channel
+// ran (its round numbers continue from there). Channel c's words start at c * words(n).
 struct FlagLayout {
   static constexpr int steps(int n) { return n > 2 ? 2 * (n - 1) : 2; }
   static constexpr uint64_t arrive(int step, int src, int n) { return static_cast<uint64_t>(step) * n + src; }
   static constexpr uint64_t freed(int src, int n) { return static_cast<uint64_t>(steps(n)) * n + src; }
-  static constexpr uint64_t cursor(int n) { return static_cast<uint64_t>(steps(n) + 1) * n; }  // rounds run
-  static constexpr uint64_t words(int n) { return cursor(n) + 1; }
+  static constexpr uint64_t cursor(int n) { return static_cast<uint64_t>(steps(n) + 1) * n; }
+  static constexpr uint64_t channel_cursor(int n) { return cursor(n) + 1; }
+  static constexpr uint64_t words(int n) { return cursor(n) + 2; }
 };
 
 // Addresses of every rank's scratch and flags as this process reaches them, by communicator rank.
@@ -73,16 +85,21 @@ struct Args {
                         // block (allgather, alltoall)
   uint64_t sendbuf, recvbuf;
   uint64_t table;       // PeerTable[size], memory the executing stream reads
-  uint64_t half_bytes;  // bytes of one scratch half
+  uint64_t half_bytes;  // bytes of one scratch half (of all channels together)
   uint64_t rounds;      // rounds of this call (the cursor advances by this much)
-  uint64_t round_elems; // elements one round moves (see the schedules)
+  uint64_t round_elems; // elements one channel moves in one round (see the schedules)
   uint32_t comm_id;     // diagnostics: named in watchdog reports
   uint32_t pieces;      // local steps: sources (kLocalReduce) or pieces (kLocalCopy)
+  uint32_t channels;    // slices of every round, each with its scratch share and flags (0 means 1)
+  uint32_t regions;     // shares the scratch halves are cut into (>= channels; 0 means 1)
   uint64_t src_stride, dst_stride, own;  // local steps, bytes and an address (see Kind)
   uint64_t watchdog_ns;  // 0: waits never time out
   uint64_t mailbox;      // work::WatchdogMailbox (device backends)
-  uint64_t barrier;      // device backends: two zeroed words for the grid's barriers, reset at exit
+  uint64_t barrier;      // device backends: zeroed words counting finished blocks, reset at exit
 };
 static_assert(sizeof(Args) <= 256, "collective arguments are kernel parameters");
+
+MPIX_HOST_DEVICE inline uint32_t channel_count(const Args &a) { return a.channels ? a.channels : 1; }
+MPIX_HOST_DEVICE inline uint32_t region_count(const Args &a) { return a.regions ? a.regions : 1; }
 
 }  // namespace mpix::coll

@@ -1,8 +1,9 @@
 // The collective kernel: one launch runs a whole collective call (kernels/coll_schedules.h).
-// Every thread walks the same schedule; copies and reductions are shared by the grid; each block's
-// first thread polls the flags a step waits for; grid barriers order data before the signals that
-// announce it, and one thread stores those. Blocks never outnumber what the device runs at once
-// (the backend sizes the grid), so a grid barrier cannot wait for a block that is not running.
+// Each block runs channels blockIdx.x, blockIdx.x + gridDim.x, ... of the call: its threads walk
+// the channel's schedule and share its copies and reductions, its first thread polls the flags a
+// step waits for, and a block barrier with a system-scope fence orders the data before the
+// signals that announce it. Blocks never wait for each other; they never outnumber what the device
+// runs at once (the backend sizes the grid), so a channel a peer waits on is always running.
 // The same source builds as CUDA (nvcc) and HIP (hipcc -x hip).
 #include <cstdio>
 
@@ -14,10 +15,9 @@
 namespace {
 using mpix::coll::Args;
 
-// Words of a launch's barrier slot: blocks arrived at barriers, blocks finished, abandoned (a
-// wait timed out: every spin ends). The last block to finish resets them for the next launch
-// (or replay) that uses the slot.
-enum BarrierWord { kArrived = 0, kFinished = 1, kAbandoned = 2 };
+// Words of a launch's barrier slot: blocks finished, abandoned (a wait timed out: every spin
+// ends). The last block to finish resets them for the next launch (or replay) that uses the slot.
+enum BarrierWord { kFinished = 1, kAbandoned = 2 };
 
 // Elements are combined as ReduceIn<T>::Acc (float for the half types) and stored once.
 template <typename T>
@@ -66,13 +66,19 @@ class DeviceCollExecutor {
  public:
   __device__ explicit DeviceCollExecutor(const Args &a, int *failed)
       : a_(a), failed_(failed), words_(reinterpret_cast<unsigned int *>(a.barrier)),
-        tid_(uint64_t(blockIdx.x) * blockDim.x + threadIdx.x), nthreads_(uint64_t(gridDim.x) * blockDim.x) {}
+        tid_(threadIdx.x), nthreads_(blockDim.x) {}
 
   // Uniform within a block: *failed_ changes only between barriers of the block's threads.
   __device__ bool ok() const { return !*failed_; }
 
   __device__ uint64_t cursor() const {
     return *reinterpret_cast<const volatile uint64_t *>(cursor_word());
+  }
+
+  __device__ uint64_t load(const uint64_t *word) const { return *reinterpret_cast<const volatile uint64_t *>(word); }
+
+  __device__ void set(uint64_t *word, uint64_t value) {
+    if (threadIdx.x == 0) mpix_store_release_sys(word, value);
   }
 
   __device__ void wait(const uint64_t *flag, uint64_t want, int peer) {
@@ -119,29 +125,15 @@ class DeviceCollExecutor {
   }
 
   // The block's stores, fenced at system scope by one thread after the block barrier (fences are
-  // cumulative), then every block's arrival; the first thread of block 0 signals afterwards.
+  // cumulative); that thread signals afterwards.
   __device__ void barrier() {
     __syncthreads();
-    if (threadIdx.x == 0) {
-      mpix_fence_sys();
-      ++barriers_;
-      if (gridDim.x > 1 && !*failed_) {
-        atomicAdd(words_ + kArrived, 1u);
-        const unsigned int target = barriers_ * gridDim.x;
-        while (*reinterpret_cast<volatile unsigned int *>(words_ + kArrived) < target) {
-          if (abandoned()) {
-            *failed_ = 1;
-            break;
-          }
-        }
-        mpix_fence_sys();
-      }
-    }
+    if (threadIdx.x == 0) mpix_fence_sys();
     __syncthreads();
   }
 
   __device__ void signal(uint64_t *flag, uint64_t value) {
-    if (tid_ == 0 && !*failed_) mpix_store_release_sys(flag, value);
+    if (threadIdx.x == 0 && !*failed_) mpix_store_release_sys(flag, value);
   }
 
   // The last block to finish advances the cursor (every block read it long before) and resets
@@ -153,7 +145,6 @@ class DeviceCollExecutor {
     if (gridDim.x > 1 && atomicAdd(words_ + kFinished, 1u) + 1 != gridDim.x) return;
     mpix_store_release_sys(const_cast<uint64_t *>(cursor_word()), value);
     if (gridDim.x > 1) {
-      atomicExch(words_ + kArrived, 0u);
       atomicExch(words_ + kAbandoned, 0u);
       atomicExch(words_ + kFinished, 0u);
     }
@@ -187,7 +178,6 @@ class DeviceCollExecutor {
   int *failed_;
   unsigned int *words_;
   uint64_t tid_, nthreads_;
-  unsigned int barriers_ = 0;
 };
 
 __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kernel(const Args a) {
@@ -195,7 +185,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kern
   if (threadIdx.x == 0) failed = 0;
   __syncthreads();
   DeviceCollExecutor x(a, &failed);
-  mpix::coll::run_schedule(x, a);
+  mpix::coll::run_schedule(x, a, blockIdx.x, gridDim.x);
 }
 
 }  // namespace

@@ -3,11 +3,15 @@
 //   x.ok()                    false once a wait timed out: the rest of the call is skipped
 //   x.cursor()                rounds this communicator ran before this call
 //   x.wait(flag, v, peer)     until *flag >= v (acquire, system scope)
-//   x.copy(dst, src, bytes)   shared by all the executor's threads
+//   x.copy(dst, src, bytes)   shared by the threads that run the channel (a device block)
 //   x.reduce(dsts, nd, srcs, ns, n)  dsts[k][i] = op over srcs[0..ns)[i], in that order, for i < n
-//   x.barrier()               every copy and reduce before it is done and visible at system scope
+//   x.barrier()               the channel's copies and reductions before it are done and visible
+//                             at system scope
 //   x.signal(flag, v)         *flag = v (release, system scope), stored once
-//   x.finish(cursor)          the cursor becomes `cursor` after everything else
+//   x.load(word)              a flag word of this rank, as every thread sees it
+//   x.set(word, v)            *word = v, stored once, even after a timeout
+//   x.finish(cursor)          once per executor (each block): once every channel of the call is
+//                             done, the communicator's cursor becomes `cursor`
 // Sources are reduced in rank order on every rank, so every rank computes bit-identical results.
 #pragma once
 #include <cstdint>
@@ -53,6 +57,11 @@ MPIX_HOST_DEVICE inline uint64_t round_capacity(uint8_t kind, uint8_t algo, int 
   return parts ? per_slot * n : per_slot;
 }
 
+// Channels (coll_args.h): each region is an equal, aligned share of both scratch halves.
+MPIX_HOST_DEVICE inline uint64_t channel_half_bytes(uint64_t half_bytes, uint32_t channels) {
+  return half_bytes / channels / kSlotAlign * kSlotAlign;
+}
+
 // Element-wise operators of the reductions, shared by host and device code. Half types reach them
 // as float (ReduceIn in half_float.h).
 template <typename T>
@@ -85,16 +94,25 @@ struct Round {
 template <class X>
 class Schedule {
  public:
-  MPIX_HOST_DEVICE Schedule(X &x, const Args &a)
+  // Channel `channel` of the call: its rounds follow the channel's own count.
+  MPIX_HOST_DEVICE Schedule(X &x, const Args &a, uint32_t channel)
       : x_(x), a_(a), t_(reinterpret_cast<const PeerTable *>(a.table)), n_(a.size), me_(a.rank),
-        esize_(elem_size(a.dtype)) {}
+        esize_(elem_size(a.dtype)), channel_(channel),
+        channel_half_(channel_half_bytes(a.half_bytes, region_count(a))),
+        base_(x.load(flags(a.rank) + FlagLayout::channel_cursor(a.size))) {}
 
+  // The channel's rounds, then its count advanced (after the last round's barrier: every thread
+  // read the old count long before).
   MPIX_HOST_DEVICE void run() {
-    const uint64_t base = x_.cursor();
-    const uint64_t cap = a_.round_elems;
-    if (a_.kind == kAllgather || a_.kind == kAlltoall) return gather_pipelined(base, a_.kind == kAlltoall);
+    run_rounds();
+    x_.set(flags(me_) + FlagLayout::channel_cursor(n_), base_ + a_.rounds);
+  }
+
+ private:
+  MPIX_HOST_DEVICE void run_rounds() {
+    if (a_.kind == kAllgather || a_.kind == kAlltoall) return gather_pipelined(a_.kind == kAlltoall);
     for (uint64_t i = 0; i < a_.rounds && x_.ok(); ++i) {
-      Round rd{base + i + 1, i * cap, a_.count - i * cap < cap ? a_.count - i * cap : cap};
+      const Round rd = round(i);
       switch (a_.kind) {
         case kAllreduce:
           if (a_.algo == kTwoShot) allreduce_two_shot(rd);
@@ -117,15 +135,24 @@ class Schedule {
       if (a_.kind == kBcast && a_.algo != kChain && a_.algo != kBinomial && me_ == a_.root) signal_freed(rd.r);
       else end_round(rd.r);
     }
-    x_.finish(base + a_.rounds);
   }
 
- private:
-  MPIX_HOST_DEVICE char *scratch(int rank, uint64_t r) const {
-    return reinterpret_cast<char *>(t_[rank].scratch) + (r & 1) * a_.half_bytes;
+  // This channel's slice of round i (0-based): the channels split every round in order, each up
+  // to round_elems elements; trailing channels of the last round may get none, and still run its
+  // waits and signals so their flags stay in step.
+  MPIX_HOST_DEVICE Round round(uint64_t i) const {
+    const uint64_t cap = a_.round_elems;
+    uint64_t first = (i * channel_count(a_) + channel_) * cap;
+    if (first > a_.count) first = a_.count;
+    return Round{base_ + i + 1, first, a_.count - first < cap ? a_.count - first : cap};
   }
-  MPIX_HOST_DEVICE uint64_t *flags(int rank) const { return reinterpret_cast<uint64_t *>(t_[rank].flags); }
-  MPIX_HOST_DEVICE uint64_t slot_bytes() const { return coll::slot_bytes(a_.kind, a_.algo, n_, a_.half_bytes); }
+  MPIX_HOST_DEVICE char *scratch(int rank, uint64_t r) const {
+    return reinterpret_cast<char *>(t_[rank].scratch) + (r & 1) * a_.half_bytes + channel_ * channel_half_;
+  }
+  MPIX_HOST_DEVICE uint64_t *flags(int rank) const {
+    return reinterpret_cast<uint64_t *>(t_[rank].flags) + channel_ * FlagLayout::words(n_);
+  }
+  MPIX_HOST_DEVICE uint64_t slot_bytes() const { return coll::slot_bytes(a_.kind, a_.algo, n_, channel_half_); }
   MPIX_HOST_DEVICE const char *send() const { return reinterpret_cast<const char *>(a_.sendbuf); }
   MPIX_HOST_DEVICE char *recv() const { return reinterpret_cast<char *>(a_.recvbuf); }
 
@@ -399,11 +426,7 @@ class Schedule {
   // not two. The last phase only copies out. Round numbers and flags are those of the other
   // schedules (arrive(0, src) = r; freed = r + 2 once round r is copied out), so calls of every
   // kind follow each other on one communicator.
-  MPIX_HOST_DEVICE void gather_pipelined(uint64_t base, bool personal) {
-    const uint64_t cap = a_.round_elems;
-    auto round = [&](uint64_t i) {
-      return Round{base + i + 1, i * cap, a_.count - i * cap < cap ? a_.count - i * cap : cap};
-    };
+  MPIX_HOST_DEVICE void gather_pipelined(bool personal) {
     for (uint64_t i = 0; i <= a_.rounds && a_.rounds && x_.ok(); ++i) {
       if (i < a_.rounds) push_blocks(round(i), personal);
       if (i > 0) copy_out_blocks(round(i - 1));
@@ -414,7 +437,6 @@ class Schedule {
       }
       if (i > 0) signal_freed(round(i - 1).r);
     }
-    x_.finish(base + a_.rounds);
   }
   MPIX_HOST_DEVICE void push_blocks(const Round &rd, bool personal) {
     const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_;
@@ -459,13 +481,19 @@ class Schedule {
   const PeerTable *t_;
   int n_, me_;
   uint32_t esize_;
+  uint32_t channel_;
+  uint64_t channel_half_;  // this channel's share of a scratch half
+  uint64_t base_;          // rounds the channel ran before this call
 };
 
 }  // namespace detail
 
+// Runs channels first, first + step, ... of the call, in that order, then finishes it.
 template <class X>
-MPIX_HOST_DEVICE void run_schedule(X &x, const Args &a) {
-  detail::Schedule<X>(x, a).run();
+MPIX_HOST_DEVICE void run_schedule(X &x, const Args &a, uint32_t first, uint32_t step) {
+  const uint64_t base = x.cursor();
+  for (uint32_t c = first; c < channel_count(a); c += step) detail::Schedule<X>(x, a, c).run();
+  x.finish(base + a.rounds);
 }
 
 

@@ -1,5 +1,6 @@
 #include "collectives.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iterator>
 #include <cstring>
@@ -42,6 +43,13 @@ Algo choose(const Call &call, const Context &c, Algo requested) {
   if (call.kind == kAllreduce) return bytes <= kOneShotMaxBytes ? kOneShot : kTwoShot;
   if (call.kind == kBcast) return c.size <= 2 || bytes <= kDirectBcastMaxBytes ? kOneShot : kChain;
   return kOneShot;
+}
+
+// Channels of a call (coll_args.h): one per channel_bytes of what a rank pushes, at most the
+// communicator's (its scratch regions).
+uint32_t channels_for(const Context &c, uint64_t count, uint32_t esize) {
+  const uint64_t pushed = count * esize * static_cast<uint64_t>(c.size > 1 ? c.size - 1 : 1);
+  return static_cast<uint32_t>(std::clamp<uint64_t>((pushed + c.channel_bytes - 1) / c.channel_bytes, 1, c.regions));
 }
 
 struct AlgoName {
@@ -109,11 +117,15 @@ core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bo
   a.recvbuf = reinterpret_cast<uint64_t>(call.recvbuf);
   a.table = reinterpret_cast<uint64_t>(c.table);
   a.half_bytes = c.half_bytes;
-  a.round_elems = round_capacity(a.kind, a.algo, a.size, a.half_bytes, elem_size(a.dtype));
+  a.regions = c.regions;
+  a.channels = channels_for(c, call.count, elem_size(a.dtype));
+  a.round_elems = round_capacity(a.kind, a.algo, a.size, channel_half_bytes(a.half_bytes, a.regions),
+                                 elem_size(a.dtype));
   if (a.round_elems == 0)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "the collective scratch (MPIX_ST_COLL_SCRATCH_KIB) is too small "
                                                      "for " + std::to_string(c.size) + " ranks");
-  a.rounds = (call.count + a.round_elems - 1) / a.round_elems;
+  const uint64_t per_round = a.round_elems * a.channels;
+  a.rounds = (call.count + per_round - 1) / per_round;
   a.comm_id = c.id;
   a.watchdog_ns = core::config().watchdog_ns;
   if (be.enqueue_collective(call.stream, a))

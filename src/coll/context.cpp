@@ -8,7 +8,7 @@
 #include <mutex>
 #include <set>
 
-#include "../../kernels/coll_args.h"
+#include "../../kernels/coll_schedules.h"
 #include "../core/config.h"
 #include "../core/window_setup.h"
 #include "multicast_choice.h"
@@ -26,12 +26,32 @@ uint64_t default_half_bytes() {
   return std::string(gpu::backend().name()) == "host" ? 256 * 1024 : 4 * 1024 * 1024;
 }
 
-// The flag area: FlagLayout's words, then the PeerTable the executing stream reads.
-uint64_t flag_area_bytes(int n) { return FlagLayout::words(n) * sizeof(uint64_t) + n * sizeof(PeerTable); }
+// Channels a call may use at most (MPIX_ST_COLL_CHANNELS, up to kMaxChannels), and the bytes a
+// rank moves per channel before a call takes another (MPIX_ST_COLL_CHANNEL_KIB). The host backend
+// runs channels one after another, so one is best there.
+constexpr uint32_t kMaxChannels = 128;
+uint32_t default_max_channels() {
+  if (const char *v = std::getenv("MPIX_ST_COLL_CHANNELS"); v && *v)
+    return static_cast<uint32_t>(std::clamp<unsigned long long>(std::strtoull(v, nullptr, 10), 1, kMaxChannels));
+  return std::string(gpu::backend().name()) == "host" ? 1 : 32;
+}
+uint64_t default_channel_bytes() {
+  if (const char *v = std::getenv("MPIX_ST_COLL_CHANNEL_KIB"); v && *v)
+    return std::max<uint64_t>(std::strtoull(v, nullptr, 10), 1) * 1024;
+  return 64 * 1024;
+}
+
+// The flag area: FlagLayout's words for every channel, then the PeerTable the executing stream reads.
+uint64_t flag_words(int n, uint32_t channels) { return channels * FlagLayout::words(n); }
+uint64_t flag_area_bytes(int n, uint32_t channels) {
+  return flag_words(n, channels) * sizeof(uint64_t) + n * sizeof(PeerTable);
+}
 
 struct Record {
   gpu::RegionHandle scratch, flags;
   uint64_t half_bytes;
+  uint64_t channel_bytes;
+  uint32_t max_channels;
   int32_t pid;
   int32_t ok;  // this rank made and exported its memory
   topo::Locality where;
@@ -115,6 +135,8 @@ core::Result build(Context &c, MPI_Comm comm) {
   std::string why;
   Record mine{};
   mine.half_bytes = default_half_bytes();
+  mine.max_channels = default_max_channels();
+  mine.channel_bytes = default_channel_bytes();
   mine.pid = static_cast<int32_t>(getpid());
   mine.where = topo::locate(comm, core::config().vnode_size);
   std::snprintf(mine.device, sizeof mine.device, "%s", be.device_id().c_str());
@@ -123,16 +145,17 @@ core::Result build(Context &c, MPI_Comm comm) {
   if (be.allocate_window_memory(2 * mine.half_bytes, &c.scratch)) {
     why = "scratch allocation: " + be.last_error();
     c.scratch = nullptr;
-  } else if (be.allocate_flags(flag_area_bytes(c.size), &flags)) {
+  } else if (be.allocate_flags(flag_area_bytes(c.size, mine.max_channels), &flags)) {
     why = "flag allocation: " + be.last_error();
   } else {
     c.flags = static_cast<uint64_t *>(flags);
-    // freed(src) starts at 2: rounds 1 and 2 write halves nobody has used yet.
-    std::vector<uint64_t> init(FlagLayout::words(c.size), 0);
-    for (int q = 0; q < c.size; ++q) init[FlagLayout::freed(q, c.size)] = 2;
+    // freed(src) starts at 2 in every channel: rounds 1 and 2 write halves nobody has used yet.
+    std::vector<uint64_t> init(flag_words(c.size, mine.max_channels), 0);
+    for (uint32_t ch = 0; ch < mine.max_channels; ++ch)
+      for (int q = 0; q < c.size; ++q) init[ch * FlagLayout::words(c.size) + FlagLayout::freed(q, c.size)] = 2;
     if (be.copy_to_device(c.flags, init.data(), init.size() * sizeof(uint64_t)) ||
         be.export_region(c.scratch, 2 * mine.half_bytes, &mine.scratch) ||
-        be.export_region(c.flags, flag_area_bytes(c.size), &mine.flags))
+        be.export_region(c.flags, flag_area_bytes(c.size, mine.max_channels), &mine.flags))
       why = "sharing the collective memory: " + be.last_error();
   }
   mine.ok = why.empty();
@@ -142,12 +165,19 @@ core::Result build(Context &c, MPI_Comm comm) {
   int failed_rank = -1;
   bool all_local = true, every_rank_multicast = true;
   c.half_bytes = mine.half_bytes;
+  uint32_t max_channels = mine.max_channels;
+  c.channel_bytes = mine.channel_bytes;
   for (int q = 0; q < c.size; ++q) {
     if (!all[q].ok && failed_rank < 0) failed_rank = q;
     every_rank_multicast = every_rank_multicast && all[q].multicast;
     all_local = all_local && all[q].where.same_node_as(mine.where);
     c.half_bytes = std::min(c.half_bytes, all[q].half_bytes);
+    max_channels = std::min(max_channels, all[q].max_channels);
+    c.channel_bytes = std::max(c.channel_bytes, all[q].channel_bytes);
   }
+  // Every region must hold the most slots an algorithm cuts it into (two-shot's 2n).
+  const uint64_t smallest_region = 2 * static_cast<uint64_t>(c.size) * kSlotAlign;
+  c.regions = static_cast<uint32_t>(std::clamp<uint64_t>(c.half_bytes / smallest_region, 1, max_channels));
   be.set_device_sharers(
       topo::device_sharers(all, [&](const Record &r) { return r.where.same_node_as(mine.where); }, mine.device));
   if (failed_rank >= 0)
@@ -192,7 +222,7 @@ core::Result build(Context &c, MPI_Comm comm) {
     table[q] = PeerTable{reinterpret_cast<uint64_t>(c.peer_scratch[q].base),
                          reinterpret_cast<uint64_t>(c.peer_flags[q].base)};
   }
-  c.table = c.flags + FlagLayout::words(c.size);
+  c.table = c.flags + flag_words(c.size, mine.max_channels);
   if (why.empty() && be.copy_to_device(c.table, table.data(), table.size() * sizeof(PeerTable)))
     why = "collective table upload: " + be.last_error();
   int mine_ok = why.empty(), all_ok = 0;

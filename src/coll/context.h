@@ -21,7 +21,12 @@ struct Context {
   int rank = 0, size = 0;
   void *scratch = nullptr;   // two halves of half_bytes
   uint64_t half_bytes = 0;   // the smallest any rank offered: every rank cuts rounds alike
-  uint64_t *flags = nullptr; // FlagLayout::words(size), peers store to it
+  // Channels (coll_args.h), alike on every rank: the scratch is cut into `regions` (at most the
+  // fewest any rank offered, and few enough that each holds a slot per step), and a call uses one
+  // channel per channel_bytes (the most any rank asked for) of what a rank pushes.
+  uint32_t regions = 1;
+  uint64_t channel_bytes = 0;
+  uint64_t *flags = nullptr; // FlagLayout::words(size) per channel, peers store to it
   void *table = nullptr;     // PeerTable[size], in memory the backend's streams read
   std::vector<gpu::MappedRegion> peer_scratch, peer_flags;
   // Rounds enqueued outside graph captures: the cursor reaches this once they have all run.

@@ -227,12 +227,10 @@ class DeviceBackend final : public Backend {
     return launch_all(stream, tail, true, work::kSkipIfWatchdogFired);
   }
 
-  // One launch per call; the grid grows with the bytes a round pushes, up to one block per SM.
+  // One launch per call: a block per channel, as many as stay resident beside the device's other
+  // ranks (a block runs several channels in turn beyond that).
   int enqueue_collective(void *stream, coll::Args args) override {
-    const uint64_t round_bytes = std::min(args.count, args.round_elems) * coll::elem_size(args.dtype) *
-                                 static_cast<uint64_t>(std::max(1, args.size - 1));
-    const int blocks = static_cast<int>(
-        std::min<uint64_t>(coll_max_blocks_, std::max<uint64_t>(1, round_bytes / bytes_per_block_)));
+    const int blocks = static_cast<int>(std::min<uint64_t>(coll_max_blocks_, coll::channel_count(args)));
     args.mailbox = reinterpret_cast<uint64_t>(mailbox_);
     args.barrier = reinterpret_cast<uint64_t>(barriers_ + 4 * (next_barrier_.fetch_add(1) % kBarrierSlots));
     const int err = mpix_launch_coll_kernel(args, blocks, kThreadsPerBlock, stream);

@@ -1,5 +1,6 @@
 // The host backend's executor of collective schedules (kernels/coll_schedules.h): one thread, the
-// stream's worker, runs every step; flags are atomics on shared memory.
+// stream's worker, runs every step of every channel, channel after channel; flags are atomics on
+// shared memory.
 #include <atomic>
 #include <cstring>
 
@@ -28,6 +29,8 @@ class HostCollExecutor {
 
   bool ok() const { return ok_; }
   uint64_t cursor() const { return word(cursor_word()).load(std::memory_order_acquire); }
+  uint64_t load(const uint64_t *p) const { return word(p).load(std::memory_order_acquire); }
+  void set(uint64_t *p, uint64_t value) { word(p).store(value, std::memory_order_release); }
   void wait(const uint64_t *flag, uint64_t want, int peer) {
     if (!ok_) return;
     uint64_t seen = 0;
@@ -79,7 +82,7 @@ class HostCollExecutor {
 
 int run_collective(const coll::Args &args, WatchdogReport *report) {
   HostCollExecutor x(args, report);
-  coll::run_schedule(x, args);
+  coll::run_schedule(x, args, 0, 1);
   return x.ok() ? kOk : kErrTimeout;
 }
 
