@@ -77,8 +77,9 @@ class DeviceCollExecutor {
 
   __device__ uint64_t load(const uint64_t *word) const { return *reinterpret_cast<const volatile uint64_t *>(word); }
 
+  // Only later launches on this rank read the word: the kernel boundary orders it, no fence needed.
   __device__ void set(uint64_t *word, uint64_t value) {
-    if (threadIdx.x == 0) mpix_store_release_sys(word, value);
+    if (threadIdx.x == 0) *reinterpret_cast<volatile uint64_t *>(word) = value;
   }
 
   __device__ void wait(const uint64_t *flag, uint64_t want, int peer) {

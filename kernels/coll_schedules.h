@@ -137,14 +137,18 @@ class Schedule {
     }
   }
 
-  // This channel's slice of round i (0-based): the channels split every round in order, each up
-  // to round_elems elements; trailing channels of the last round may get none, and still run its
-  // waits and signals so their flags stay in step.
+  // This channel's slice of round i (0-based): a round moves up to channels x round_elems
+  // elements, split evenly in channel order into 64-byte multiples; channels left without
+  // elements (a short last round) still run its waits and signals so their flags stay in step.
   MPIX_HOST_DEVICE Round round(uint64_t i) const {
-    const uint64_t cap = a_.round_elems;
-    uint64_t first = (i * channel_count(a_) + channel_) * cap;
-    if (first > a_.count) first = a_.count;
-    return Round{base_ + i + 1, first, a_.count - first < cap ? a_.count - first : cap};
+    const uint64_t channels = channel_count(a_), cap = a_.round_elems, start = i * channels * cap;
+    const uint64_t total = a_.count - start < channels * cap ? a_.count - start : channels * cap;
+    const uint64_t align = kSlotAlign / esize_;
+    uint64_t share = (total + channels - 1) / channels;
+    share = (share + align - 1) / align * align;
+    if (share > cap) share = cap;
+    const uint64_t skip = channel_ * share < total ? channel_ * share : total;
+    return Round{base_ + i + 1, start + skip, total - skip < share ? total - skip : share};
   }
   MPIX_HOST_DEVICE char *scratch(int rank, uint64_t r) const {
     return reinterpret_cast<char *>(t_[rank].scratch) + (r & 1) * a_.half_bytes + channel_ * channel_half_;

@@ -23,7 +23,7 @@ namespace {
 uint64_t default_half_bytes() {
   if (const char *v = std::getenv("MPIX_ST_COLL_SCRATCH_KIB"); v && *v)
     return std::max<uint64_t>(std::strtoull(v, nullptr, 10), 4) * 1024;
-  return std::string(gpu::backend().name()) == "host" ? 256 * 1024 : 4 * 1024 * 1024;
+  return std::string(gpu::backend().name()) == "host" ? 256 * 1024 : 16 * 1024 * 1024;
 }
 
 // Channels a call may use at most (MPIX_ST_COLL_CHANNELS, up to kMaxChannels), and the bytes a
@@ -33,7 +33,7 @@ constexpr uint32_t kMaxChannels = 128;
 uint32_t default_max_channels() {
   if (const char *v = std::getenv("MPIX_ST_COLL_CHANNELS"); v && *v)
     return static_cast<uint32_t>(std::clamp<unsigned long long>(std::strtoull(v, nullptr, 10), 1, kMaxChannels));
-  return std::string(gpu::backend().name()) == "host" ? 1 : 32;
+  return std::string(gpu::backend().name()) == "host" ? 1 : 64;
 }
 uint64_t default_channel_bytes() {
   if (const char *v = std::getenv("MPIX_ST_COLL_CHANNEL_KIB"); v && *v)
