@@ -63,6 +63,8 @@ class DeviceBackend final : public Backend {
         MPIX_GPU(Memset)(barriers_, 0, kBarrierSlots * 4 * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(Malloc)(reinterpret_cast<void **>(&alive_), work::kAliveSlots * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(Memset)(alive_, 0, work::kAliveSlots * sizeof(uint32_t)) != gpuSuccess ||
+        // Those memsets ran on the legacy stream, which the users' non-blocking streams do not wait for.
+        MPIX_GPU(DeviceSynchronize)() != gpuSuccess ||
         MPIX_GPU(StreamCreateWithFlags)(&internal_, gpuStreamNonBlocking) != gpuSuccess) {
       *why = std::string(MPIX_GPU_BACKEND_NAME) + ": start-up allocations failed";
       return false;
@@ -142,7 +144,12 @@ class DeviceBackend final : public Backend {
 
   int allocate_flags(size_t bytes, void **ptr) override {
     if (int st = check(gpu_malloc_flags(ptr, bytes), "flag allocation", kErrNoMemory)) return st;
-    return check(MPIX_GPU(Memset)(*ptr, 0, bytes), "flag initialisation");
+    // Zeroed on the internal stream and waited for: a plain memset runs on the legacy stream, which
+    // the non-blocking internal stream does not wait for, so a copy_to_device of initial values
+    // could land first and be zeroed (seen on a GPU time-sliced between two processes).
+    gpuError_t e = MPIX_GPU(MemsetAsync)(*ptr, 0, bytes, internal_);
+    if (e == gpuSuccess) e = MPIX_GPU(StreamSynchronize)(internal_);
+    return check(e, "flag initialisation");
   }
   void free_flags(void *ptr) override { (void)MPIX_GPU(Free)(ptr); }
 
