@@ -175,8 +175,9 @@ core::Result build(Context &c, MPI_Comm comm) {
     max_channels = std::min(max_channels, all[q].max_channels);
     c.channel_bytes = std::max(c.channel_bytes, all[q].channel_bytes);
   }
-  // Every region must hold the most slots an algorithm cuts it into (two-shot's 2n).
-  const uint64_t smallest_region = 2 * static_cast<uint64_t>(c.size) * kSlotAlign;
+  // Every region holds a channel's worth (channel_bytes) and the most slots an algorithm cuts it
+  // into (two-shot's 2n): a small scratch keeps one region, so calls still move it whole per round.
+  const uint64_t smallest_region = std::max<uint64_t>(c.channel_bytes, 2 * static_cast<uint64_t>(c.size) * kSlotAlign);
   c.regions = static_cast<uint32_t>(std::clamp<uint64_t>(c.half_bytes / smallest_region, 1, max_channels));
   be.set_device_sharers(
       topo::device_sharers(all, [&](const Record &r) { return r.where.same_node_as(mine.where); }, mine.device));
