@@ -42,7 +42,7 @@ class DeviceBackend final : public Backend {
     const int per_sm = static_cast<int>(std::clamp<uint64_t>(
         env_u64("MPIX_ST_COPY_BLOCKS_PER_SM", kEpochBlocksPerSm), 1, kEpochBlocksPerSm));
     device_max_blocks_ = (sms > 0 ? sms : 32) * per_sm;
-    // Collective grids wait at grid barriers: all of their blocks must run at once.
+    // Collective blocks wait for peers' blocks of their channel: all of them must run at once.
     device_coll_blocks_ = (sms > 0 ? sms : 16) * kCollBlocksPerSm;
     set_device_sharers(1);
     char bus[32] = {};
