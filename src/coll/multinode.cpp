@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "../../kernels/coll_schedules.h"
@@ -102,10 +104,12 @@ class Enqueuer {
     const void *origin;
     uint64_t offset, bytes;
   };
-  core::Result epoch(const std::vector<int> &origins, const std::vector<Put> &puts) {
+  // `targets`: the access group when it must not follow the puts (a ring step with nothing to put
+  // still synchronises with its neighbour).
+  core::Result epoch(const std::vector<int> &origins, const std::vector<Put> &puts, std::vector<int> targets = {}) {
     core::Window &w = *n_.window;
-    std::vector<int> targets;
-    for (const Put &p : puts) targets.push_back(p.target);
+    if (targets.empty())
+      for (const Put &p : puts) targets.push_back(p.target);
     if (!origins.empty()) {
       Group g(call_.comm, origins);
       if (core::Result r = core::post(w, g, 0, call_.stream, true)) return r;
@@ -127,6 +131,51 @@ class Enqueuer {
 
   const char *in() const { return static_cast<const char *>(call_.sendbuf); }
   char *out() const { return static_cast<char *>(call_.recvbuf); }
+
+  // Leaders around a ring in node order (seed 001's ring between nodes): a chunk is cut into one
+  // part per node; in N - 1 reduce-scatter steps each leader puts one partial part into its right
+  // neighbour's receive slot and adds what its left neighbour put into its own (the part then
+  // holds the sum of the nodes it passed); the part that completes on a leader then travels N - 1
+  // allgather steps straight into the other leaders' partial vectors. Each leader sends
+  // 2 (N - 1) / N of the chunk instead of the direct exchange's N - 1 chunks; each step is one
+  // epoch between neighbours. Scratch: slot 0 receives, slots 1..N hold the partial vector.
+  // Every element is finished by one leader and copied to the rest, so every rank gets its bits.
+  core::Result allreduce_ring() {
+    const int me = c_.rank, nodes = n_.nodes, i = n_.node_index, leader = n_.leader_of_node[i];
+    const int right = n_.leader_of_node[(i + 1) % nodes], left = n_.leader_of_node[(i + nodes - 1) % nodes];
+    const uint64_t slots = nodes + 1, sb = slot_bytes(slots), cap = chunk_elems(slots) * nodes;
+    char *got = slot(slots, 0), *partial = slot(slots, 1);
+    for (uint64_t f = 0; f < call_.count; f += cap) {
+      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_, part = (e + nodes - 1) / nodes;
+      auto first = [&](int j) { return std::min<uint64_t>(uint64_t(j) * part, e); };
+      auto elems = [&](int j) { return first(j + 1) - first(j); };  // first(nodes) is e
+      auto mod = [&](int v) { return ((v % nodes) + nodes) % nodes; };
+      if (core::Result r = node_step(kReduce, in() + off, partial, e, 0)) return r;
+      if (me == leader) {
+        for (int s = 0; s < nodes - 1; ++s) {
+          const int p = mod(i - s), q = mod(i - s - 1);
+          std::vector<Put> puts;
+          if (elems(p)) puts.push_back({right, partial + first(p) * esize_, 0, elems(p) * esize_});
+          if (core::Result r = epoch({left}, puts, {right})) return r;
+          char *mine = partial + first(q) * esize_;
+          if (elems(q))
+            if (core::Result r = local_step(kLocalReduce, got, mine, elems(q), 2, static_cast<uint64_t>(mine - got), 0))
+              return r;
+        }
+        for (int t = 0; t < nodes - 1; ++t) {
+          const int p = mod(i + 1 - t);
+          std::vector<Put> puts;
+          if (elems(p))
+            puts.push_back({right, partial + first(p) * esize_, sb + first(p) * esize_, elems(p) * esize_});
+          if (core::Result r = epoch({left}, puts, {right})) return r;
+        }
+        if (core::Result r = local_step(kLocalCopy, partial, out() + off, e, 1, 0, 0)) return r;
+      }
+      if (node_size() > 1)
+        if (core::Result r = node_step(kBcast, out() + off, out() + off, e, 0)) return r;
+    }
+    return core::ok();
+  }
 
   core::Result allreduce() {
     const int me = c_.rank, leader = n_.leader_of_node[n_.node_index];
@@ -226,6 +275,29 @@ class Enqueuer {
   uint64_t esize_;
   Algo reduce_algo_, bcast_algo_;
 };
+
+// How the leaders of an allreduce across nodes combine their nodes' partials
+// (MPIX_ST_ALLREDUCE_LEADERS, read at each call): `direct` (one epoch, every leader puts its
+// partial to every other) or `ring`. auto: the ring from 4 nodes and 1 MiB, where the direct
+// exchange's N - 1 copies per leader outweigh the ring's 2 (N - 1) epochs; provisional: no
+// network has measured it.
+enum class LeaderAlgo { direct, ring };
+constexpr uint64_t kLeaderRingMinBytes = 1 << 20;
+constexpr int kLeaderRingMinNodes = 4;
+
+core::Result leader_algorithm(const Net &n, uint64_t bytes, LeaderAlgo *out) {
+  const char *v = std::getenv("MPIX_ST_ALLREDUCE_LEADERS");
+  if (!v || !*v || std::strcmp(v, "auto") == 0) {
+    *out = n.nodes >= kLeaderRingMinNodes && bytes >= kLeaderRingMinBytes ? LeaderAlgo::ring : LeaderAlgo::direct;
+    return core::ok();
+  }
+  if (std::strcmp(v, "direct") == 0 || std::strcmp(v, "ring") == 0) {
+    *out = std::strcmp(v, "ring") == 0 ? LeaderAlgo::ring : LeaderAlgo::direct;
+    return core::ok();
+  }
+  return core::fail(MPI_ERR_ARG, std::string("MPIX_ST_ALLREDUCE_LEADERS=") + v +
+                                     " names no way for leaders to combine (auto, direct, ring)");
+}
 
 bool local_steps_drained(const Net &n) {
   return core::stream_work_drained(n.flags + FlagLayout::cursor(1), n.local_steps);
@@ -332,12 +404,19 @@ core::Result enqueue_multinode(Context &c, const Call &call, bool capturing) {
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "stream collectives handle up to " + std::to_string(kMaxRanks) +
                                                          " ranks per node");
   if (core::Result r = core::take_watchdog_error(c.net->node->id, nullptr)) return r;
+  LeaderAlgo leaders = LeaderAlgo::direct;
+  if (call.kind == kAllreduce)
+    if (core::Result r = leader_algorithm(*c.net, call.count * elem_size(call.dtype), &leaders)) return r;
   Enqueuer e(c, call, reduce_algo, bcast_algo);
-  if (e.chunk_elems(call.kind == kBcast ? 1 : call.kind >= kAllgather ? c.size : c.net->nodes) == 0)
+  const int nodes = c.net->nodes;
+  if (e.chunk_elems(call.kind == kBcast                ? 1
+                    : call.kind >= kAllgather          ? c.size
+                    : leaders == LeaderAlgo::ring ? nodes + 1
+                                                       : nodes) == 0)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "the collective scratch (MPIX_ST_COLL_SCRATCH_KIB) is too small "
                                                      "for " + std::to_string(c.size) + " ranks across nodes");
   switch (call.kind) {
-    case kAllreduce: return e.allreduce();
+    case kAllreduce: return leaders == LeaderAlgo::ring ? e.allreduce_ring() : e.allreduce();
     case kReduce: return e.reduce();
     case kBcast: return e.bcast();
     case kAllgather: return e.gather_blocks(false);

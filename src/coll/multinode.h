@@ -4,9 +4,10 @@
 // over the communicator, whose scratch receives the data; local steps (kLocalReduce, kLocalCopy)
 // reduce or copy it out. The stream drives every step; nothing waits on the host.
 //
-//   allreduce  hierarchical: node-local reduce to the node's leader (its lowest rank), leaders
-//              exchange partials directly (one epoch), each leader reduces them in node order,
-//              node-local bcast. Every rank gets the same bits.
+//   allreduce  hierarchical: node-local reduce to the node's leader (its lowest rank), the
+//              leaders combine partials (MPIX_ST_ALLREDUCE_LEADERS: a direct exchange in one epoch
+//              then a reduce in node order, or reduce-scatter + allgather around a ring of
+//              leaders), node-local bcast. Every rank gets the same bits.
 //   reduce     node-local reduce to the leader (on the root's node: the root), leaders put their
 //              partials into the root's scratch, the root reduces in node order.
 //   bcast      node-local bcast on the root's node, the root puts into every other leader's

@@ -362,7 +362,8 @@ void movements(const Comm &c, void *s, size_t big) {
 // Every collective with every algorithm the environment can select.
 void all_collectives(const Comm &c, void *s, uint64_t big_elems) {
   if (spans_nodes(c)) {
-    // Across nodes the schedule is fixed (the algorithm variables pick node-local steps only).
+    // Across nodes the algorithm variables pick node-local steps only; MPIX_ST_ALLREDUCE_LEADERS
+    // (set by the ctest run, one run per value) picks how the nodes' leaders combine partials.
     reductions(c, s, big_elems);
     movements(c, s, big_elems * 8 + 3);
     return;
@@ -598,6 +599,14 @@ void bad_arguments(const Comm &c, void *s) {
   setenv("MPIX_ST_ALLREDUCE_ALGO", "bogus", 1);
   checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPI_INT, MPI_SUM, c.comm, s), MPI_ERR_ARG, "bogus algorithm", "bogus");
   unsetenv("MPIX_ST_ALLREDUCE_ALGO");
+  if (spans_nodes(c)) {
+    const char *was = std::getenv("MPIX_ST_ALLREDUCE_LEADERS");
+    const std::string kept = was ? was : "";
+    setenv("MPIX_ST_ALLREDUCE_LEADERS", "bogus", 1);
+    checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPI_INT, MPI_SUM, c.comm, s), MPI_ERR_ARG, "bogus leaders", "bogus");
+    if (was) setenv("MPIX_ST_ALLREDUCE_LEADERS", kept.c_str(), 1);
+    else unsetenv("MPIX_ST_ALLREDUCE_LEADERS");
+  }
   MPI_Type_free(&strided);
   // The communicator still works.
   reduce_case<int32_t>(c, s, true, Op::sum, 5, 0, false, 0, 99);
