@@ -71,11 +71,8 @@ class DeviceCollExecutor {
   // Uniform within a block: *failed_ changes only between barriers of the block's threads.
   __device__ bool ok() const { return !*failed_; }
 
-  __device__ uint64_t cursor() const {
-    return *reinterpret_cast<const volatile uint64_t *>(cursor_word());
-  }
-
   __device__ uint64_t load(const uint64_t *word) const { return *reinterpret_cast<const volatile uint64_t *>(word); }
+  __device__ uint64_t cursor() const { return load(cursor_word()); }
 
   // Only later launches on this rank read the word: the kernel boundary orders it, no fence needed.
   __device__ void set(uint64_t *word, uint64_t value) {

@@ -31,5 +31,6 @@ constexpr int kCollBlocksPerSm = 1;
 
 // Returns the runtime's error code (0 on success).
 int mpix_launch_epoch_kernel(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream);
-// One collective call (coll_schedules.h); blocks must all run at once (a block waits for peers' blocks of the same channel).
+// One collective call (coll_schedules.h); blocks must all run at once (a block waits for its
+// peers' blocks of the same channel).
 int mpix_launch_coll_kernel(const mpix::coll::Args &args, int blocks, int threads, void *stream);

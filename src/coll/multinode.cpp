@@ -408,11 +408,12 @@ core::Result enqueue_multinode(Context &c, const Call &call, bool capturing) {
   if (call.kind == kAllreduce)
     if (core::Result r = leader_algorithm(*c.net, call.count * elem_size(call.dtype), &leaders)) return r;
   Enqueuer e(c, call, reduce_algo, bcast_algo);
-  const int nodes = c.net->nodes;
-  if (e.chunk_elems(call.kind == kBcast                ? 1
-                    : call.kind >= kAllgather          ? c.size
-                    : leaders == LeaderAlgo::ring ? nodes + 1
-                                                       : nodes) == 0)
+  // Slots the window is cut into: one (bcast), one per rank (allgather, alltoall), one per node
+  // (allreduce, reduce), and one more for the ring's receive slot.
+  const int slots = call.kind == kBcast ? 1
+                    : call.kind >= kAllgather ? c.size
+                                              : c.net->nodes + (leaders == LeaderAlgo::ring ? 1 : 0);
+  if (e.chunk_elems(slots) == 0)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "the collective scratch (MPIX_ST_COLL_SCRATCH_KIB) is too small "
                                                      "for " + std::to_string(c.size) + " ranks across nodes");
   switch (call.kind) {

@@ -28,8 +28,8 @@ class HostCollExecutor {
   HostCollExecutor(const coll::Args &a, WatchdogReport *report) : a_(a), report_(report) {}
 
   bool ok() const { return ok_; }
-  uint64_t cursor() const { return word(cursor_word()).load(std::memory_order_acquire); }
   uint64_t load(const uint64_t *p) const { return word(p).load(std::memory_order_acquire); }
+  uint64_t cursor() const { return load(cursor_word()); }
   void set(uint64_t *p, uint64_t value) { word(p).store(value, std::memory_order_release); }
   void wait(const uint64_t *flag, uint64_t want, int peer) {
     if (!ok_) return;
