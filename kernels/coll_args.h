@@ -92,6 +92,7 @@ struct Args {
   uint32_t pieces;      // local steps: sources (kLocalReduce) or pieces (kLocalCopy)
   uint32_t channels;    // slices of every round, each with its scratch share and flags (0 means 1)
   uint32_t regions;     // shares the scratch halves are cut into (>= channels; 0 means 1)
+  uint32_t threads;     // device backends: threads of a channel's block (0: the backend's most)
   uint64_t src_stride, dst_stride, own;  // local steps, bytes and an address (see Kind)
   uint64_t watchdog_ns;  // 0: waits never time out
   uint64_t mailbox;      // work::WatchdogMailbox (device backends)

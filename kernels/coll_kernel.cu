@@ -19,38 +19,63 @@ using mpix::coll::Args;
 // ends). The last block to finish resets them for the next launch (or replay) that uses the slot.
 enum BarrierWord { kFinished = 1, kAbandoned = 2 };
 
-// Elements are combined as ReduceIn<T>::Acc (float for the half types) and stored once.
+// Vectors v, v + stride, ..., v + (U - 1) * stride of 16 bytes each: every source's U loads are
+// issued before any is combined, so a thread keeps U loads in flight instead of one. Elements are
+// combined as ReduceIn<T>::Acc (float for the half types) and stored once.
+template <typename T, int U>
+__device__ inline void reduce_vectors(void *const *dsts, int ndst, const void *const *srcs, int nsrc, uint64_t v,
+                                      uint64_t stride, uint8_t op) {
+  using In = mpix::coll::ReduceIn<T>;
+  using Acc = typename In::Acc;
+  constexpr int kLanes = 16 / sizeof(T);
+  union Vec {
+    uint4 raw;
+    T lane[kLanes];
+  };
+  Vec in[U];
+  Acc acc[U][kLanes];
+#pragma unroll
+  for (int u = 0; u < U; ++u) in[u].raw = reinterpret_cast<const uint4 *>(srcs[0])[v + u * stride];
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int l = 0; l < kLanes; ++l) acc[u][l] = In::load(in[u].lane[l]);
+  for (int s = 1; s < nsrc; ++s) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) in[u].raw = reinterpret_cast<const uint4 *>(srcs[s])[v + u * stride];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int l = 0; l < kLanes; ++l) acc[u][l] = mpix::coll::reduce_op<Acc>(op, acc[u][l], In::load(in[u].lane[l]));
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int l = 0; l < kLanes; ++l) in[u].lane[l] = In::store(acc[u][l]);
+  for (int d = 0; d < ndst; ++d)
+#pragma unroll
+    for (int u = 0; u < U; ++u) reinterpret_cast<uint4 *>(dsts[d])[v + u * stride] = in[u].raw;
+}
+
 template <typename T>
 __device__ void reduce_elements(void *const *dsts, int ndst, const void *const *srcs, int nsrc, uint64_t n,
                                 uint8_t op, uint64_t tid, uint64_t nthreads) {
   using In = mpix::coll::ReduceIn<T>;
   using Acc = typename In::Acc;
-  // 16-byte vectors when every pointer allows it: one load per source per 16 bytes.
-  constexpr int kLanes = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
+  // 16-byte vectors when every pointer allows it. Loads in flight per thread: 4 vectors for types
+  // of 4 or more bytes, fewer where a vector holds more lanes (registers: the kernel's bound is 128).
+  constexpr int kLanes = 16 / sizeof(T);
+  constexpr int kUnroll = kLanes <= 4 ? 4 : kLanes <= 8 ? 2 : 1;
   uintptr_t bits = 0;
   for (int s = 0; s < nsrc; ++s) bits |= reinterpret_cast<uintptr_t>(srcs[s]);
   for (int d = 0; d < ndst; ++d) bits |= reinterpret_cast<uintptr_t>(dsts[d]);
   uint64_t done = 0;
-  if ((bits & 15) == 0 && sizeof(T) <= 16) {
+  if ((bits & 15) == 0) {
     const uint64_t nvec = n / kLanes;
-    for (uint64_t v = tid; v < nvec; v += nthreads) {
-      union {
-        uint4 raw;
-        T lane[kLanes];
-      } in, out;
-      Acc acc[kLanes];
-      in.raw = reinterpret_cast<const uint4 *>(srcs[0])[v];
-#pragma unroll
-      for (int l = 0; l < kLanes; ++l) acc[l] = In::load(in.lane[l]);
-      for (int s = 1; s < nsrc; ++s) {
-        in.raw = reinterpret_cast<const uint4 *>(srcs[s])[v];
-#pragma unroll
-        for (int l = 0; l < kLanes; ++l) acc[l] = mpix::coll::reduce_op<Acc>(op, acc[l], In::load(in.lane[l]));
-      }
-#pragma unroll
-      for (int l = 0; l < kLanes; ++l) out.lane[l] = In::store(acc[l]);
-      for (int d = 0; d < ndst; ++d) reinterpret_cast<uint4 *>(dsts[d])[v] = out.raw;
-    }
+    uint64_t v = tid;
+    for (; v + (kUnroll - 1) * nthreads < nvec; v += kUnroll * nthreads)
+      reduce_vectors<T, kUnroll>(dsts, ndst, srcs, nsrc, v, nthreads, op);
+    for (; v < nvec; v += nthreads) reduce_vectors<T, 1>(dsts, ndst, srcs, nsrc, v, nthreads, op);
     done = nvec * kLanes;
   }
   for (uint64_t i = done + tid; i < n; i += nthreads) {
@@ -130,22 +155,24 @@ class DeviceCollExecutor {
     __syncthreads();
   }
 
+  // Every signal follows a barrier(), whose system-scope fence by this same thread makes the
+  // relaxed store a release of everything the block did before it (PTX's fence-then-store pattern).
   __device__ void signal(uint64_t *flag, uint64_t value) {
-    if (threadIdx.x == 0 && !*failed_) mpix_store_release_sys(flag, value);
+    if (threadIdx.x == 0 && !*failed_) *reinterpret_cast<volatile uint64_t *>(flag) = value;
   }
 
   // The last block to finish advances the cursor (every block read it long before) and resets
-  // the barrier slot.
+  // the barrier slot. One block needs no count and no fence before its releasing store.
   __device__ void finish(uint64_t value) {
     __syncthreads();
     if (threadIdx.x != 0) return;
+    uint64_t *cursor = const_cast<uint64_t *>(cursor_word());
+    if (gridDim.x == 1) return mpix_store_release_sys(cursor, value);
     mpix_fence_sys();
-    if (gridDim.x > 1 && atomicAdd(words_ + kFinished, 1u) + 1 != gridDim.x) return;
-    mpix_store_release_sys(const_cast<uint64_t *>(cursor_word()), value);
-    if (gridDim.x > 1) {
-      atomicExch(words_ + kAbandoned, 0u);
-      atomicExch(words_ + kFinished, 0u);
-    }
+    if (atomicAdd(words_ + kFinished, 1u) + 1 != gridDim.x) return;
+    mpix_store_release_sys(cursor, value);
+    atomicExch(words_ + kAbandoned, 0u);
+    atomicExch(words_ + kFinished, 0u);
   }
 
  private:

@@ -99,6 +99,7 @@ class Schedule {
       : x_(x), a_(a), t_(reinterpret_cast<const PeerTable *>(a.table)), n_(a.size), me_(a.rank),
         esize_(elem_size(a.dtype)), channel_(channel),
         channel_half_(channel_half_bytes(a.half_bytes, region_count(a))),
+        slot_(coll::slot_bytes(a.kind, a.algo, a.size, channel_half_)),
         base_(x.load(flags(a.rank) + FlagLayout::channel_cursor(a.size))) {}
 
   // The channel's rounds, then its count advanced (after the last round's barrier: every thread
@@ -156,7 +157,7 @@ class Schedule {
   MPIX_HOST_DEVICE uint64_t *flags(int rank) const {
     return reinterpret_cast<uint64_t *>(t_[rank].flags) + channel_ * FlagLayout::words(n_);
   }
-  MPIX_HOST_DEVICE uint64_t slot_bytes() const { return coll::slot_bytes(a_.kind, a_.algo, n_, channel_half_); }
+  MPIX_HOST_DEVICE uint64_t slot_bytes() const { return slot_; }
   MPIX_HOST_DEVICE const char *send() const { return reinterpret_cast<const char *>(a_.sendbuf); }
   MPIX_HOST_DEVICE char *recv() const { return reinterpret_cast<char *>(a_.recvbuf); }
 
@@ -487,6 +488,7 @@ class Schedule {
   uint32_t esize_;
   uint32_t channel_;
   uint64_t channel_half_;  // this channel's share of a scratch half
+  uint64_t slot_;          // bytes of one slot of that share (computed once: a 64-bit division)
   uint64_t base_;          // rounds the channel ran before this call
 };
 
