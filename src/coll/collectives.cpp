@@ -45,22 +45,23 @@ Algo choose(const Call &call, const Context &c, Algo requested) {
   return kOneShot;
 }
 
-// Channels of a call (coll_args.h): one per channel_bytes of what a rank pushes, at most the
-// communicator's (its scratch regions).
+// Bytes a rank pushes in a call: its vector or block to each of its peers.
 uint64_t bytes_pushed(const Context &c, uint64_t count, uint32_t esize) {
   return count * esize * static_cast<uint64_t>(c.size > 1 ? c.size - 1 : 1);
 }
-uint32_t channels_for(const Context &c, uint64_t count, uint32_t esize) {
-  const uint64_t pushed = bytes_pushed(c, count, esize);
+
+// Channels of a call (coll_args.h): one per channel_bytes of what a rank pushes, at most the
+// communicator's (its scratch regions).
+uint32_t channels_for(const Context &c, uint64_t pushed) {
   return static_cast<uint32_t>(std::clamp<uint64_t>((pushed + c.channel_bytes - 1) / c.channel_bytes, 1, c.regions));
 }
 
 // Threads of a channel's block, by the bytes the channel pushes in the call. Measured on 2 H200s
-// (coll_bench --graph, bcast, allreduce and allgather, 8 B-16 MiB, 128/256/512 threads for every
-// call): up to 4 KiB 128 threads were fastest (8 B bcast 6.4 us, 6.7 us with 256, 8.0 us with
-// 512); from 32 KiB to 2 MiB 256 were (256 KiB allgather 15.7 us, 17.8 us with 128, 17.6 us with
-// 512); at 16 MiB all three were within 4%. 512 from 1 MiB a channel keeps the block size that
-// reached NCCL's bandwidth at 128 MiB.
+// with 64 KiB channels (coll_bench --graph, bcast, allreduce and allgather, 8 B-16 MiB, every call
+// forced to 128, 256 or 512 threads): calls pushing up to 4 KiB a channel were fastest with 128
+// (8 B bcast 6.4 us, 6.7 with 256, 8.0 with 512); 32-64 KiB a channel (calls of 32 KiB-2 MiB) with
+// 256 (256 KiB allgather 15.7 us, 17.8 with 128, 17.6 with 512); 128 KiB a channel (16 MiB) within
+// 4% of each other. From 1 MiB a channel, 512 keeps the size that reached NCCL's bandwidth at 128 MiB.
 uint32_t threads_for(uint64_t pushed_per_channel) {
   if (pushed_per_channel <= 4 * 1024) return 128;
   return pushed_per_channel < (1u << 20) ? 256 : 512;
@@ -132,8 +133,9 @@ core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bo
   a.table = reinterpret_cast<uint64_t>(c.table);
   a.half_bytes = c.half_bytes;
   a.regions = c.regions;
-  a.channels = channels_for(c, call.count, elem_size(a.dtype));
-  a.threads = threads_for(bytes_pushed(c, call.count, elem_size(a.dtype)) / a.channels);
+  const uint64_t pushed = bytes_pushed(c, call.count, elem_size(a.dtype));
+  a.channels = channels_for(c, pushed);
+  a.threads = threads_for(pushed / a.channels);
   a.round_elems = round_capacity(a.kind, a.algo, a.size, channel_half_bytes(a.half_bytes, a.regions),
                                  elem_size(a.dtype));
   if (a.round_elems == 0)
