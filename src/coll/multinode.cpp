@@ -177,6 +177,87 @@ class Enqueuer {
     return core::ok();
   }
 
+  // A binomial tree over the nodes (seed 000's BTB, between leaders): nodes numbered from the
+  // root's node, node v has parent v - lowbit(v) and a child v + 2^l on each level l with 2^l below
+  // lowbit(v) (every level for the root) and v + 2^l below the node count. Its members are the
+  // nodes' leaders, the root itself on its node.
+  struct Tree {
+    int parent = -1;            // communicator rank; -1 on the root
+    int level = 0;              // the level this node hangs at below its parent
+    std::vector<int> children;  // communicator ranks, by level from 0
+  };
+  Tree tree(int root_node, int root) const {
+    const int nodes = n_.nodes, v = (n_.node_index - root_node + nodes) % nodes;
+    auto member = [&](int u) {
+      const int node = (u + root_node) % nodes;
+      return node == root_node ? root : n_.leader_of_node[node];
+    };
+    Tree t;
+    const int low = v ? v & -v : nodes;  // the root has every level below the node count
+    for (int m = 1; m < low && v + m < nodes; m <<= 1) t.children.push_back(member(v + m));
+    if (v) {
+      t.parent = member(v - low);
+      while ((1 << t.level) < low) ++t.level;
+    }
+    return t;
+  }
+  // Slots a tree step uses: its own vector (slot 0) and one receive slot per level.
+  static uint64_t tree_slots(int nodes) {
+    uint64_t levels = 0;
+    while ((1 << levels) < nodes) ++levels;
+    return 1 + levels;
+  }
+
+  // Reduce up the tree: the children's partials arrive in receive slots 1..k in one epoch and are
+  // added to slot 0 into `dst`; then a node below the root puts slot 0 into its parent's receive slot
+  // for its level. Each node sends its vector once; the root's result is ready after log2(N) steps.
+  core::Result tree_reduce(const Tree &t, uint64_t slots, uint64_t e, char *dst) {
+    const uint64_t sb = slot_bytes(slots);
+    char *mine = slot(slots, 0);
+    if (!t.children.empty()) {
+      if (core::Result r = epoch(t.children, {})) return r;
+      if (core::Result r = local_step(kLocalReduce, mine, dst, e, static_cast<uint32_t>(t.children.size() + 1), sb, 0))
+        return r;
+    } else if (dst != mine) {
+      if (core::Result r = local_step(kLocalCopy, mine, dst, e, 1, 0, 0)) return r;
+    }
+    if (t.parent >= 0) return epoch({}, {{t.parent, mine, (1 + t.level) * sb, e * esize_}});
+    return core::ok();
+  }
+
+  // Broadcast down the tree: a node below the root receives the vector in slot 0 from its parent,
+  // then every node puts it (the root: from `source`) into its children's slot 0, in one epoch.
+  core::Result tree_bcast(const Tree &t, uint64_t slots, uint64_t e, const char *source) {
+    if (t.parent >= 0)
+      if (core::Result r = epoch({t.parent}, {})) return r;
+    if (t.children.empty()) return core::ok();
+    std::vector<Put> puts;
+    const char *from = t.parent >= 0 ? slot(slots, 0) : source;
+    for (int child : t.children) puts.push_back({child, from, 0, e * esize_});
+    return epoch({}, puts);
+  }
+
+  // Allreduce with the leaders in a tree: reduce to node 0's leader, broadcast back; every rank
+  // gets the bits node 0's leader computed.
+  core::Result allreduce_tree() {
+    const int me = c_.rank, leader = n_.leader_of_node[n_.node_index];
+    const uint64_t slots = tree_slots(n_.nodes), cap = chunk_elems(slots);
+    const Tree t = tree(0, n_.leader_of_node[0]);
+    char *mine = slot(slots, 0);
+    for (uint64_t f = 0; f < call_.count; f += cap) {
+      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_;
+      if (core::Result r = node_step(kReduce, in() + off, mine, e, 0)) return r;
+      if (me == leader) {
+        if (core::Result r = tree_reduce(t, slots, e, mine)) return r;
+        if (core::Result r = tree_bcast(t, slots, e, mine)) return r;
+        if (core::Result r = local_step(kLocalCopy, mine, out() + off, e, 1, 0, 0)) return r;
+      }
+      if (node_size() > 1)
+        if (core::Result r = node_step(kBcast, out() + off, out() + off, e, 0)) return r;
+    }
+    return core::ok();
+  }
+
   core::Result allreduce() {
     const int me = c_.rank, leader = n_.leader_of_node[n_.node_index];
     const uint64_t slots = n_.nodes, cap = chunk_elems(slots), sb = slot_bytes(slots);
@@ -195,6 +276,22 @@ class Enqueuer {
       }
       if (node_size() > 1)
         if (core::Result r = node_step(kBcast, out() + off, out() + off, e, 0)) return r;
+    }
+    return core::ok();
+  }
+
+  // Reduce with the leaders in a tree rooted at the root: the root's final step adds its
+  // children's partials straight into recvbuf.
+  core::Result reduce_tree() {
+    const int me = c_.rank, root = call_.root, root_node = n_.node_of[root];
+    const int leader = n_.node_index == root_node ? root : n_.leader_of_node[n_.node_index];
+    const uint64_t slots = tree_slots(n_.nodes), cap = chunk_elems(slots);
+    const Tree t = tree(root_node, root);
+    for (uint64_t f = 0; f < call_.count; f += cap) {
+      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_;
+      if (core::Result r = node_step(kReduce, in() + off, slot(slots, 0), e, local_root(leader))) return r;
+      if (me == leader)
+        if (core::Result r = tree_reduce(t, slots, e, me == root ? out() + off : slot(slots, 0))) return r;
     }
     return core::ok();
   }
@@ -248,6 +345,30 @@ class Enqueuer {
     return core::ok();
   }
 
+  // Bcast with the leaders in a tree rooted at the root: each leader forwards the chunk to its
+  // children before it copies it out.
+  core::Result bcast_tree() {
+    const int me = c_.rank, root = call_.root, root_node = n_.node_of[root];
+    const bool on_root_node = n_.node_index == root_node;
+    const bool leader = me == (on_root_node ? root : n_.leader_of_node[n_.node_index]);
+    const uint64_t cap = chunk_elems(1);
+    const Tree t = tree(root_node, root);
+    for (uint64_t f = 0; f < call_.count; f += cap) {
+      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_;
+      char *buf = out() + off;
+      if (on_root_node && node_size() > 1)
+        if (core::Result r = node_step(kBcast, buf, buf, e, local_root(root))) return r;
+      if (leader) {
+        if (core::Result r = tree_bcast(t, 1, e, buf)) return r;
+        if (!on_root_node)
+          if (core::Result r = local_step(kLocalCopy, slot(1, 0), buf, e, 1, 0, 0)) return r;
+      }
+      if (!on_root_node && node_size() > 1)
+        if (core::Result r = node_step(kBcast, buf, buf, e, 0)) return r;
+    }
+    return core::ok();
+  }
+
   // Allgather (personal: alltoall): every rank's chunk of each block into slot `me` of every
   // peer, then all slots copied out into the receive blocks.
   core::Result gather_blocks(bool personal) {
@@ -276,27 +397,37 @@ class Enqueuer {
   Algo reduce_algo_, bcast_algo_;
 };
 
-// How the leaders of an allreduce across nodes combine their nodes' partials
-// (MPIX_ST_ALLREDUCE_LEADERS, read at each call): `direct` (one epoch, every leader puts its
-// partial to every other) or `ring`. auto: the ring from 4 nodes and 1 MiB, where the direct
-// exchange's N - 1 copies per leader outweigh the ring's 2 (N - 1) epochs; provisional: no
-// network has measured it.
-enum class LeaderAlgo { direct, ring };
+// How the nodes' leaders exchange partials or data across nodes, read at each call from
+// MPIX_ST_ALLREDUCE_LEADERS, MPIX_ST_REDUCE_LEADERS or MPIX_ST_BCAST_LEADERS:
+//   direct  one epoch: every leader puts to every other (allreduce), to the root (reduce), or the
+//           root to every leader (bcast)
+//   ring    allreduce only: reduce-scatter + allgather around the leaders, 2 (N - 1) epochs
+//   tree    a binomial tree of leaders (seed 000's BTB): log2(N) steps up (reduce), down (bcast)
+//           or both (allreduce), each node sending its vector once per direction
+// auto: for allreduce the ring from 4 nodes and 1 MiB, where the direct exchange's N - 1 copies
+// per leader outweigh the ring's 2 (N - 1) epochs; direct otherwise and for reduce and bcast.
+// Provisional: no network has measured them.
+enum class LeaderAlgo { direct, ring, tree };
 constexpr uint64_t kLeaderRingMinBytes = 1 << 20;
 constexpr int kLeaderRingMinNodes = 4;
 
-core::Result leader_algorithm(const Net &n, uint64_t bytes, LeaderAlgo *out) {
-  const char *v = std::getenv("MPIX_ST_ALLREDUCE_LEADERS");
+core::Result leader_algorithm(const Net &n, Kind kind, uint64_t bytes, LeaderAlgo *out) {
+  const char *var = kind == kAllreduce ? "MPIX_ST_ALLREDUCE_LEADERS"
+                    : kind == kReduce  ? "MPIX_ST_REDUCE_LEADERS"
+                                       : "MPIX_ST_BCAST_LEADERS";
+  const char *v = std::getenv(var);
   if (!v || !*v || std::strcmp(v, "auto") == 0) {
-    *out = n.nodes >= kLeaderRingMinNodes && bytes >= kLeaderRingMinBytes ? LeaderAlgo::ring : LeaderAlgo::direct;
+    const bool ring = kind == kAllreduce && n.nodes >= kLeaderRingMinNodes && bytes >= kLeaderRingMinBytes;
+    *out = ring ? LeaderAlgo::ring : LeaderAlgo::direct;
     return core::ok();
   }
-  if (std::strcmp(v, "direct") == 0 || std::strcmp(v, "ring") == 0) {
-    *out = std::strcmp(v, "ring") == 0 ? LeaderAlgo::ring : LeaderAlgo::direct;
-    return core::ok();
-  }
-  return core::fail(MPI_ERR_ARG, std::string("MPIX_ST_ALLREDUCE_LEADERS=") + v +
-                                     " names no way for leaders to combine (auto, direct, ring)");
+  if (std::strcmp(v, "direct") == 0) *out = LeaderAlgo::direct;
+  else if (std::strcmp(v, "tree") == 0) *out = LeaderAlgo::tree;
+  else if (std::strcmp(v, "ring") == 0 && kind == kAllreduce) *out = LeaderAlgo::ring;
+  else
+    return core::fail(MPI_ERR_ARG, std::string(var) + "=" + v + " names no way for leaders to combine (auto, direct, " +
+                                       (kind == kAllreduce ? "ring, " : "") + "tree)");
+  return core::ok();
 }
 
 bool local_steps_drained(const Net &n) {
@@ -405,21 +536,25 @@ core::Result enqueue_multinode(Context &c, const Call &call, bool capturing) {
                                                          " ranks per node");
   if (core::Result r = core::take_watchdog_error(c.net->node->id, nullptr)) return r;
   LeaderAlgo leaders = LeaderAlgo::direct;
-  if (call.kind == kAllreduce)
-    if (core::Result r = leader_algorithm(*c.net, call.count * elem_size(call.dtype), &leaders)) return r;
+  if (call.kind == kAllreduce || call.kind == kReduce || call.kind == kBcast)
+    if (core::Result r = leader_algorithm(*c.net, call.kind, call.count * elem_size(call.dtype), &leaders)) return r;
   Enqueuer e(c, call, reduce_algo, bcast_algo);
   // Slots the window is cut into: one (bcast), one per rank (allgather, alltoall), one per node
-  // (allreduce, reduce), and one more for the ring's receive slot.
-  const int slots = call.kind == kBcast ? 1
-                    : call.kind >= kAllgather ? c.size
-                                              : c.net->nodes + (leaders == LeaderAlgo::ring ? 1 : 0);
+  // (allreduce, reduce), one more for the ring's receive slot, or the tree's own vector and a
+  // receive slot per level.
+  const bool tree = leaders == LeaderAlgo::tree;
+  const uint64_t slots = call.kind == kBcast       ? 1
+                         : call.kind >= kAllgather ? c.size
+                         : tree                    ? Enqueuer::tree_slots(c.net->nodes)
+                                                   : c.net->nodes + (leaders == LeaderAlgo::ring ? 1 : 0);
   if (e.chunk_elems(slots) == 0)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "the collective scratch (MPIX_ST_COLL_SCRATCH_KIB) is too small "
                                                      "for " + std::to_string(c.size) + " ranks across nodes");
   switch (call.kind) {
-    case kAllreduce: return leaders == LeaderAlgo::ring ? e.allreduce_ring() : e.allreduce();
-    case kReduce: return e.reduce();
-    case kBcast: return e.bcast();
+    case kAllreduce:
+      return leaders == LeaderAlgo::ring ? e.allreduce_ring() : tree ? e.allreduce_tree() : e.allreduce();
+    case kReduce: return tree ? e.reduce_tree() : e.reduce();
+    case kBcast: return tree ? e.bcast_tree() : e.bcast();
     case kAllgather: return e.gather_blocks(false);
     default: return e.gather_blocks(true);
   }

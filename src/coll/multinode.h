@@ -6,12 +6,15 @@
 //
 //   allreduce  hierarchical: node-local reduce to the node's leader (its lowest rank), the
 //              leaders combine partials (MPIX_ST_ALLREDUCE_LEADERS: a direct exchange in one epoch
-//              then a reduce in node order, or reduce-scatter + allgather around a ring of
-//              leaders), node-local bcast. Every rank gets the same bits.
-//   reduce     node-local reduce to the leader (on the root's node: the root), leaders put their
-//              partials into the root's scratch, the root reduces in node order.
+//              then a reduce in node order, reduce-scatter + allgather around a ring of leaders,
+//              or up and down a binomial tree of leaders), node-local bcast. Every rank gets the
+//              same bits.
+//   reduce     node-local reduce to the leader (on the root's node: the root), then leaders put
+//              their partials into the root's scratch and the root reduces in node order, or
+//              (MPIX_ST_REDUCE_LEADERS=tree) they reduce up a binomial tree rooted at the root.
 //   bcast      node-local bcast on the root's node, the root puts into every other leader's
-//              scratch, leaders copy out and bcast within their nodes.
+//              scratch (or, MPIX_ST_BCAST_LEADERS=tree, down a binomial tree of leaders), leaders
+//              copy out and bcast within their nodes.
 //   allgather, alltoall  no leader: every rank puts its block(s) into every peer's scratch in one
 //              epoch (node-local peers through IPC, others through the network), then copies out.
 // Vectors larger than a scratch slot run in chunks, each chunk a full pass of the steps.

@@ -362,8 +362,8 @@ void movements(const Comm &c, void *s, size_t big) {
 // Every collective with every algorithm the environment can select.
 void all_collectives(const Comm &c, void *s, uint64_t big_elems) {
   if (spans_nodes(c)) {
-    // Across nodes the algorithm variables pick node-local steps only; MPIX_ST_ALLREDUCE_LEADERS
-    // (set by the ctest run, one run per value) picks how the nodes' leaders combine partials.
+    // Across nodes the algorithm variables pick node-local steps only; MPIX_ST_<COLL>_LEADERS
+    // (set by the ctest run, one run per value) picks how the nodes' leaders exchange.
     reductions(c, s, big_elems);
     movements(c, s, big_elems * 8 + 3);
     return;
@@ -600,12 +600,27 @@ void bad_arguments(const Comm &c, void *s) {
   checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPI_INT, MPI_SUM, c.comm, s), MPI_ERR_ARG, "bogus algorithm", "bogus");
   unsetenv("MPIX_ST_ALLREDUCE_ALGO");
   if (spans_nodes(c)) {
-    const char *was = std::getenv("MPIX_ST_ALLREDUCE_LEADERS");
-    const std::string kept = was ? was : "";
-    setenv("MPIX_ST_ALLREDUCE_LEADERS", "bogus", 1);
-    checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPI_INT, MPI_SUM, c.comm, s), MPI_ERR_ARG, "bogus leaders", "bogus");
-    if (was) setenv("MPIX_ST_ALLREDUCE_LEADERS", kept.c_str(), 1);
-    else unsetenv("MPIX_ST_ALLREDUCE_LEADERS");
+    // Each leaders variable refuses what it does not name (the ring is for allreduce only).
+    enum Call { allreduce, reduce, bcast };
+    struct Leaders {
+      Call call;
+      const char *var, *value;
+    };
+    for (const Leaders &l : {Leaders{allreduce, "MPIX_ST_ALLREDUCE_LEADERS", "bogus"},
+                             Leaders{reduce, "MPIX_ST_REDUCE_LEADERS", "bogus"},
+                             Leaders{reduce, "MPIX_ST_REDUCE_LEADERS", "ring"},
+                             Leaders{bcast, "MPIX_ST_BCAST_LEADERS", "bogus"},
+                             Leaders{bcast, "MPIX_ST_BCAST_LEADERS", "ring"}}) {
+      const char *was = std::getenv(l.var);
+      const std::string kept = was ? was : "", what = std::string(l.var) + "=" + l.value;
+      setenv(l.var, l.value, 1);
+      const int rc = l.call == allreduce ? MPIX_Allreduce_stream(a.p, b.p, 4, MPI_INT, MPI_SUM, c.comm, s)
+                     : l.call == reduce  ? MPIX_Reduce_stream(a.p, b.p, 4, MPI_INT, MPI_SUM, 0, c.comm, s)
+                                         : MPIX_Bcast_stream(a.p, 4, MPI_INT, 0, c.comm, s);
+      checked(rc, MPI_ERR_ARG, what.c_str(), l.var);
+      if (was) setenv(l.var, kept.c_str(), 1);
+      else unsetenv(l.var);
+    }
   }
   MPI_Type_free(&strided);
   // The communicator still works.
