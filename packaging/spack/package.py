@@ -35,11 +35,10 @@ class Mpixst(CMakePackage, CudaPackage, ROCmPackage):
     depends_on("cxx", type="build")
 
     depends_on("mpi")
-    # Declared for the topology work (rails) that is designed but not built yet: the library does
-    # not link hwloc today.
-    depends_on("hwloc")
+    # Where each NIC sits, for the choice of a rank's NIC across nodes (MPIX_ST_OFI_NIC=auto).
+    depends_on("hwloc@2:", when="+ofi")
     depends_on("libfabric", when="+ofi")
-    depends_on("pkgconfig", type="build")  # how CMakeLists.txt finds libfabric
+    depends_on("pkgconfig", type="build")  # how CMakeLists.txt finds libfabric and hwloc
     depends_on("doctest", type="test")
     depends_on("doctest", type="build", when="+tests")
 
@@ -60,6 +59,7 @@ class Mpixst(CMakePackage, CudaPackage, ROCmPackage):
             on_off("MPIX_ST_CUDA", "cuda"),
             on_off("MPIX_ST_HIP", "rocm"),
             on_off("MPIX_ST_OFI", "ofi"),
+            on_off("MPIX_ST_HWLOC", "ofi"),
             self.define("MPIX_ST_BUILD_TESTS", self.run_tests or spec.satisfies("+tests")),
             self.define_from_variant("MPIX_ST_BUILD_EXAMPLES", "examples"),
             # The MPI that the library interposes, and that find_package(mpixst) and mpixst.pc

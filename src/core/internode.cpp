@@ -1,5 +1,6 @@
 #include "internode.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "../topo/locality.h"
+#include "../topo/nic_choice.h"
 #include "config.h"
 
 namespace mpix::core::internode {
@@ -62,9 +64,49 @@ bool parse_throttle(throttle::Mode *mode, uint64_t *budget, std::string *why) {
   return true;
 }
 
+// This rank's place among the ranks of its (physical) node: which NIC it takes depends on it.
+struct LocalRank {
+  int rank = 0, size = 1;
+};
+LocalRank local_rank() {
+  MPI_Comm node;
+  LocalRank l;
+  PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  PMPI_Comm_rank(node, &l.rank);
+  PMPI_Comm_size(node, &l.size);
+  PMPI_Comm_free(&node);
+  return l;
+}
+
+// Where the provider offers several domains, the one this rank opens (MPIX_ST_OFI_NIC, see
+// topo/nic_choice.h): options->domain and options->providers name it. "" or why the variable
+// names none. *report: the choice, for MPIX_ST_OFI_REPORT.
+std::string choose_domain(ofi::Options *options, LocalRank local, std::string *report) {
+  std::string why;
+  const std::vector<ofi::Nic> nics = ofi::list_nics(*options, &why);
+  if (nics.empty()) return "";  // open() says what no provider answered
+  std::vector<topo::NicCandidate> candidates;
+  for (const ofi::Nic &n : nics) candidates.push_back({n.domain, n.pci});
+  const topo::NicRequest request = topo::nic_request_from_env();
+  // hwloc's view of the machine (a PCI scan) only where it can change the choice.
+  const auto rails = std::count_if(nics.begin(), nics.end(), [](const ofi::Nic &n) { return !n.pci.empty(); });
+  const std::vector<int> locality = request.policy == topo::NicPolicy::automatic && rails > 1
+                                        ? topo::nic_locality(candidates)
+                                        : std::vector<int>(nics.size(), -1);
+  const int pick = topo::choose_nic(candidates, locality, request, local.rank, local.size, &why);
+  if (pick < 0) return why;
+  const ofi::Nic &nic = nics[pick];
+  options->providers = nic.provider;
+  options->domain = nic.domain;
+  *report = nic.provider + " domain " + nic.domain + (nic.pci.empty() ? "" : " (PCI " + nic.pci + ")") + ", " +
+            std::to_string(pick + 1) + " of " + std::to_string(nics.size()) + " for local rank " +
+            std::to_string(local.rank) + " of " + std::to_string(local.size);
+  return "";
+}
+
 // Opens the fabric on this rank; every rank then takes part in the address exchange, so a rank
 // that failed cannot leave the others waiting.
-std::string open_local(State &s, throttle::Mode *mode, uint64_t *budget) {
+std::string open_local(State &s, LocalRank local, throttle::Mode *mode, uint64_t *budget) {
   std::string why;
   if (!parse_throttle(mode, budget, &why)) return why;
   ofi::Options options;
@@ -75,8 +117,16 @@ std::string open_local(State &s, throttle::Mode *mode, uint64_t *budget) {
   // (The backend itself is chosen later, on first use: a GPU plugin binds the device current then.)
   const char *backend = std::getenv("MPIX_ST_BACKEND");
   options.device_memory = !(backend && std::strcmp(backend, "host") == 0);
+  std::string nic;
+  if (std::string refused = choose_domain(&options, local, &nic); !refused.empty()) return refused;
   s.fabric = ofi::Fabric::open(options, &why);
   if (!s.fabric) return "no libfabric provider could be opened: " + why;
+  if (const char *r = std::getenv("MPIX_ST_OFI_REPORT"); r && std::strcmp(r, "1") == 0) {
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "mpix-st ofi rank %d: %s, trigger style %s\n", rank,
+                 nic.empty() ? s.fabric->provider().c_str() : nic.c_str(), ofi::style_name(s.fabric->trigger_style()));
+  }
   return "";
 }
 
@@ -87,7 +137,8 @@ void open_if_needed() {
   State &s = state();
   throttle::Mode mode = throttle::Mode::adaptive;
   uint64_t budget = 0;
-  std::string why = open_local(s, &mode, &budget);
+  const LocalRank local = local_rank();  // collective: before anything that may fail
+  std::string why = open_local(s, local, &mode, &budget);
 
   std::vector<uint8_t> mine = why.empty() ? s.fabric->local_address() : std::vector<uint8_t>{};
   int size = 0, len = static_cast<int>(mine.size()), ok = why.empty() ? 1 : 0, all_ok = 0;

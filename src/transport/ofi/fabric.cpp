@@ -2,6 +2,7 @@
 #include "fabric.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -46,7 +47,32 @@ fi_info *make_hints(const std::string &provider, const Options &options, bool hm
   hints->domain_attr->threading = FI_THREAD_SAFE;  // the doorbell agent is another thread
   if (options.manual_progress) hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
   hints->fabric_attr->prov_name = strdup(provider.c_str());  // fi_freeinfo frees it
+  if (!options.domain.empty()) hints->domain_attr->name = strdup(options.domain.c_str());
   return hints;
+}
+
+// What the provider answers for `name` (FI_HMEM first where device memory will be registered);
+// null with *rc where it answers nothing.
+fi_info *provider_info(const std::string &name, const Options &options, bool *hmem, int *rc) {
+  *rc = -FI_ENODATA;
+  for (bool with_hmem : {options.device_memory, false}) {
+    fi_info *hints = make_hints(name, options, with_hmem);
+    if (!hints) return *rc = -FI_ENOMEM, nullptr;
+    fi_info *info = nullptr;
+    *rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &info);
+    fi_freeinfo(hints);
+    if (*rc == 0) return *hmem = with_hmem, info;
+    if (!with_hmem) break;
+  }
+  return nullptr;
+}
+
+std::string pci_address(const fi_info *info) {
+  if (!info->nic || !info->nic->bus_attr || info->nic->bus_attr->bus_type != FI_BUS_PCI) return "";
+  const fi_pci_attr &p = info->nic->bus_attr->attr.pci;
+  char text[32];
+  std::snprintf(text, sizeof text, "%04x:%02x:%02x.%x", p.domain_id, p.bus_id, p.device_id, p.function_id);
+  return text;
 }
 
 int endpoint_name(fid_ep *ep, std::vector<uint8_t> *out) {
@@ -140,19 +166,9 @@ bool pick_style(Fabric::Impl &impl, TriggerStyle forced, std::string *why) {
 std::unique_ptr<Fabric::Impl> open_provider(const std::string &name, const Options &options, std::string *why) {
   auto impl = std::make_unique<Fabric::Impl>();
   // Device memory registered directly where the provider can (FI_HMEM), else without it.
-  int rc = -FI_ENODATA;
-  for (bool hmem : {options.device_memory, false}) {
-    fi_info *hints = make_hints(name, options, hmem);
-    if (!hints) return *why = "fi_allocinfo failed", nullptr;
-    rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &impl->info);
-    fi_freeinfo(hints);
-    if (rc == 0) {
-      impl->hmem = hmem;
-      break;
-    }
-    if (!hmem) break;
-  }
-  if (rc) {
+  int rc = 0;
+  impl->info = provider_info(name, options, &impl->hmem, &rc);
+  if (!impl->info) {
     *why = fi_error_text("fi_getinfo", rc) +
            " (not installed, or no reliable endpoint with RMA, atomics and triggered operations)";
     return nullptr;
@@ -211,6 +227,29 @@ bool options_from_env(Options *out, std::string *why) {
     out->max_rma_pieces = static_cast<size_t>(v);
   }
   return true;
+}
+
+std::vector<Nic> list_nics(const Options &options, std::string *why) {
+  std::string tried;
+  for (const std::string &name : split_list(options.providers)) {
+    bool hmem = false;
+    int rc = 0;
+    fi_info *info = provider_info(name, options, &hmem, &rc);
+    if (!info) {
+      tried += (tried.empty() ? "" : "; ") + name + ": " + fi_error_text("fi_getinfo", rc);
+      continue;
+    }
+    std::vector<Nic> nics;
+    for (const fi_info *i = info; i; i = i->next) {
+      const std::string domain = i->domain_attr->name ? i->domain_attr->name : "";
+      if (std::none_of(nics.begin(), nics.end(), [&](const Nic &n) { return n.domain == domain; }))
+        nics.push_back(Nic{i->fabric_attr->prov_name, domain, pci_address(i)});
+    }
+    fi_freeinfo(info);
+    return nics;
+  }
+  *why = "no provider in \"" + options.providers + "\" answers (" + tried + ")";
+  return {};
 }
 
 std::unique_ptr<Fabric> Fabric::open(const Options &options, std::string *why) {

@@ -53,7 +53,18 @@ struct Options {
   // At most this many pieces per put or get (0: what the provider takes, up to kMaxPieces); 1
   // gives each piece an operation of its own, as CXI does (MPIX_ST_OFI_RMA_PIECES).
   size_t max_rma_pieces = 0;
+  // The domain (NIC) to open, by its provider name (cxi1); empty: the provider's first.
+  std::string domain;
 };
+
+// One domain a provider offers: a NIC, or for socket providers an interface.
+struct Nic {
+  std::string provider, domain;
+  std::string pci;  // "dddd:bb:dd.f" where the provider names the NIC's PCI address, else empty
+};
+// The domains of the first provider of options.providers that offers the endpoints open() needs,
+// each once, in the provider's order. Empty with *why when none does.
+std::vector<Nic> list_nics(const Options &options, std::string *why);
 
 // Device memory to register: its runtime ("cuda", "hip") and device.
 struct DeviceMemory {
