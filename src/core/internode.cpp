@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../gpu/backend.h"
 #include "../topo/locality.h"
 #include "../topo/nic_choice.h"
 #include "config.h"
@@ -79,8 +80,9 @@ LocalRank local_rank() {
 }
 
 // Where the provider offers several domains, the one this rank opens (MPIX_ST_OFI_NIC, see
-// topo/nic_choice.h): options->domain and options->providers name it. "" or why the variable
-// names none. *report: the choice, for MPIX_ST_OFI_REPORT.
+// topo/nic_choice.h): options->domain names it (for its provider only: should that provider fail
+// to open, the next one of the list is opened as before). "" or why the variable names none.
+// *report: the choice, for MPIX_ST_OFI_REPORT.
 std::string choose_domain(ofi::Options *options, LocalRank local, std::string *report) {
   std::string why;
   const std::vector<ofi::Nic> nics = ofi::list_nics(*options, &why);
@@ -88,16 +90,21 @@ std::string choose_domain(ofi::Options *options, LocalRank local, std::string *r
   std::vector<topo::NicCandidate> candidates;
   for (const ofi::Nic &n : nics) candidates.push_back({n.domain, n.pci});
   const topo::NicRequest request = topo::nic_request_from_env();
-  // hwloc's view of the machine (a PCI scan) only where it can change the choice.
+  // hwloc's view of the machine (a PCI scan) only where it can change the choice. The GPU policy
+  // asks the backend for its device now, which binds the device current at MPI_Init.
   const auto rails = std::count_if(nics.begin(), nics.end(), [](const ofi::Nic &n) { return !n.pci.empty(); });
-  const std::vector<int> locality = request.policy == topo::NicPolicy::automatic && rails > 1
-                                        ? topo::nic_locality(candidates)
-                                        : std::vector<int>(nics.size(), -1);
-  const int pick = topo::choose_nic(candidates, locality, request, local.rank, local.size, &why);
+  // Where the GPU's place is unknown (the host backend), the CPU binding decides.
+  std::vector<int> nearness(nics.size(), -1);
+  auto known = [&] { return std::any_of(nearness.begin(), nearness.end(), [](int d) { return d >= 0; }); };
+  const bool by_gpu = request.policy == topo::NicPolicy::gpu;
+  if (rails > 1 && by_gpu) nearness = topo::nic_distance(candidates, gpu::backend().device_id());
+  if (rails > 1 && !known() && (by_gpu || request.policy == topo::NicPolicy::automatic))
+    nearness = topo::nic_locality(candidates);
+  const int pick = topo::choose_nic(candidates, nearness, request, local.rank, local.size, &why);
   if (pick < 0) return why;
   const ofi::Nic &nic = nics[pick];
-  options->providers = nic.provider;
   options->domain = nic.domain;
+  options->domain_provider = nic.provider;
   *report = nic.provider + " domain " + nic.domain + (nic.pci.empty() ? "" : " (PCI " + nic.pci + ")") + ", " +
             std::to_string(pick + 1) + " of " + std::to_string(nics.size()) + " for local rank " +
             std::to_string(local.rank) + " of " + std::to_string(local.size);

@@ -13,11 +13,12 @@ NicRequest nic_request_from_env() {
   if (std::strcmp(v, "first") == 0) r.policy = NicPolicy::first;
   else if (std::strcmp(v, "block") == 0) r.policy = NicPolicy::block;
   else if (std::strcmp(v, "round-robin") == 0) r.policy = NicPolicy::round_robin;
+  else if (std::strcmp(v, "gpu") == 0) r.policy = NicPolicy::gpu;
   else r.policy = NicPolicy::named, r.name = v;
   return r;
 }
 
-int choose_nic(const std::vector<NicCandidate> &nics, const std::vector<int> &locality, const NicRequest &request,
+int choose_nic(const std::vector<NicCandidate> &nics, const std::vector<int> &nearness, const NicRequest &request,
                int local_rank, int local_size, std::string *why) {
   const int n = static_cast<int>(nics.size());
   if (n == 0) return *why = "the provider offers no domain", -1;
@@ -34,7 +35,8 @@ int choose_nic(const std::vector<NicCandidate> &nics, const std::vector<int> &lo
       for (const NicCandidate &c : nics) names += (names.empty() ? "" : ", ") + c.domain;
       return *why = "MPIX_ST_OFI_NIC=" + request.name + " names no domain of the provider (it offers " + names + ")", -1;
     }
-    case NicPolicy::automatic: break;
+    case NicPolicy::automatic:
+    case NicPolicy::gpu: break;
   }
   // Interfaces without PCI addresses (sockets, tcp) may not reach each other across nodes (a
   // loopback interface): keep the provider's first, as libfabric programs get by default.
@@ -42,13 +44,14 @@ int choose_nic(const std::vector<NicCandidate> &nics, const std::vector<int> &lo
   for (int i = 0; i < n; ++i)
     if (!nics[i].pci.empty()) real.push_back(i);
   if (real.empty()) return 0;
-  // The nearest: the lowest known locality; unknown counts as the farthest known.
-  auto rank_of = [&](int i) { return locality.size() == nics.size() && locality[i] >= 0 ? locality[i] : 3; };
-  int best = 3;
-  for (int i : real) best = std::min(best, rank_of(i));
+  // The nearest: the lowest known nearness; unknown counts as farther than any known.
+  constexpr int kUnknown = 1 << 20;
+  auto far = [&](int i) { return nearness.size() == nics.size() && nearness[i] >= 0 ? nearness[i] : kUnknown; };
+  int best = kUnknown;
+  for (int i : real) best = std::min(best, far(i));
   std::vector<int> nearest;
   for (int i : real)
-    if (rank_of(i) == best) nearest.push_back(i);
+    if (far(i) == best) nearest.push_back(i);
   // Ranks that share the nearest NICs spread over them (bound ranks see their own few; unbound
   // ranks see every NIC as equally near and spread over all).
   return nearest[local_rank % static_cast<int>(nearest.size())];

@@ -18,6 +18,8 @@ enum class NicPolicy {
   first,        // the provider's first domain (what an unconfigured libfabric program gets)
   block,        // local ranks in blocks: rank r of n on NIC r * nics / n
   round_robin,  // rank r on NIC r % nics
+  gpu,          // the NICs nearest this rank's GPU in the PCI tree, round robin among them; as
+                // automatic where the GPU is unknown (the host backend)
   named,        // the domain the variable names
 };
 
@@ -26,7 +28,7 @@ struct NicRequest {
   std::string name;  // named: the domain
 };
 
-// MPIX_ST_OFI_NIC: auto (also unset or empty), first, block, round-robin, or a domain name.
+// MPIX_ST_OFI_NIC: auto (also unset or empty), first, block, round-robin, gpu, or a domain name.
 NicRequest nic_request_from_env();
 
 // How close each candidate is to this process's CPU binding: 0 the NIC's CPUs hold every CPU
@@ -39,9 +41,17 @@ std::vector<int> nic_locality(const std::vector<NicCandidate> &nics);
 std::vector<int> nic_locality_in(const std::vector<NicCandidate> &nics, const std::string &xml_path,
                                  const std::string &cpus, std::string *why);
 
+// How far each candidate is from the PCI device at `device_pci` (a GPU): the PCI links between
+// the two through their closest common ancestor (2: behind one switch); -1 unknown.
+std::vector<int> nic_distance(const std::vector<NicCandidate> &nics, const std::string &device_pci);
+// The same in the hwloc XML topology at `xml_path` (tests). Empty with *why where it cannot load.
+std::vector<int> nic_distance_in(const std::vector<NicCandidate> &nics, const std::string &xml_path,
+                                 const std::string &device_pci, std::string *why);
+
 // The index of the candidate local rank `local_rank` of `local_size` uses; -1 with *why when the
-// request names no candidate. `locality` as nic_locality() gives it (same length as `nics`).
-int choose_nic(const std::vector<NicCandidate> &nics, const std::vector<int> &locality, const NicRequest &request,
+// request names no candidate. `nearness` (same length as `nics`; lower is nearer, -1 unknown):
+// nic_locality() for automatic, nic_distance() from the rank's GPU for gpu.
+int choose_nic(const std::vector<NicCandidate> &nics, const std::vector<int> &nearness, const NicRequest &request,
                int local_rank, int local_size, std::string *why);
 
 }  // namespace mpix::topo

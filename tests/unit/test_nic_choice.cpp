@@ -1,6 +1,7 @@
 // Which NIC a rank uses (src/topo/nic_choice.h): the policies of MPIX_ST_OFI_NIC, and where NICs
-// sit relative to a CPU binding in a recorded topology (data/two_packages_three_nics.xml: NICs
-// 10:00.0 and 11:00.0 behind package 0 (CPUs 0-3), 90:00.0 behind package 1 (CPUs 4-7)).
+// sit relative to a CPU binding or a GPU in a recorded topology (data/two_packages_three_nics.xml:
+// behind package 0 (CPUs 0-3), NIC 10:00.0 on the host bridge and a PCI switch holding NIC 11:00.0
+// and GPU 12:00.0; behind package 1 (CPUs 4-7), NIC 90:00.0).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -84,6 +85,7 @@ TEST_CASE("MPIX_ST_OFI_NIC") {
   CHECK(parsed("first").policy == NicPolicy::first);
   CHECK(parsed("block").policy == NicPolicy::block);
   CHECK(parsed("round-robin").policy == NicPolicy::round_robin);
+  CHECK(parsed("gpu").policy == NicPolicy::gpu);
   const NicRequest named = parsed("cxi3");
   CHECK(named.policy == NicPolicy::named);
   CHECK(named.name == "cxi3");
@@ -106,5 +108,23 @@ TEST_CASE("where NICs sit relative to a CPU binding, from a recorded topology") 
   CHECK(spread(kCxi, package1, NicRequest{}, 4) == std::vector<int>{2, 2, 2, 2});
   CHECK(mpix::topo::nic_locality_in(kCxi, "/nonexistent.xml", "0", &why).empty());
   CHECK(why.find("/nonexistent.xml") != std::string::npos);
+}
+
+TEST_CASE("the NIC nearest a GPU, from a recorded topology") {
+  std::string why;
+  // The GPU shares a switch with cxi1 (2 links), the host bridge with cxi0 (3), only the machine
+  // with cxi2.
+  const std::vector<int> from_gpu = mpix::topo::nic_distance_in(kCxi, topology(), "0000:12:00.0", &why);
+  CHECK(why.empty());
+  REQUIRE(from_gpu.size() == 3);
+  CHECK(from_gpu[1] == 2);
+  CHECK(from_gpu[0] == 3);
+  CHECK(from_gpu[2] > from_gpu[0]);
+  CHECK(spread(kCxi, from_gpu, policy(NicPolicy::gpu), 2) == std::vector<int>{1, 1});
+  // CPU binding alone cannot tell cxi0 from cxi1.
+  CHECK(spread(kCxi, mpix::topo::nic_locality_in(kCxi, topology(), "0-3", &why), NicRequest{}, 2) ==
+        std::vector<int>{0, 1});
+  // A GPU the topology lacks: nothing is known.
+  CHECK(mpix::topo::nic_distance_in(kCxi, topology(), "0000:77:00.0", &why) == std::vector<int>{-1, -1, -1});
 }
 #endif

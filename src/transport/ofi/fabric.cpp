@@ -47,7 +47,8 @@ fi_info *make_hints(const std::string &provider, const Options &options, bool hm
   hints->domain_attr->threading = FI_THREAD_SAFE;  // the doorbell agent is another thread
   if (options.manual_progress) hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
   hints->fabric_attr->prov_name = strdup(provider.c_str());  // fi_freeinfo frees it
-  if (!options.domain.empty()) hints->domain_attr->name = strdup(options.domain.c_str());
+  if (!options.domain.empty() && provider == options.domain_provider)
+    hints->domain_attr->name = strdup(options.domain.c_str());
   return hints;
 }
 

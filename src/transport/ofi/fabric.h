@@ -53,8 +53,9 @@ struct Options {
   // At most this many pieces per put or get (0: what the provider takes, up to kMaxPieces); 1
   // gives each piece an operation of its own, as CXI does (MPIX_ST_OFI_RMA_PIECES).
   size_t max_rma_pieces = 0;
-  // The domain (NIC) to open, by its provider name (cxi1); empty: the provider's first.
-  std::string domain;
+  // The domain (NIC) to open, by its name (cxi1), where provider `domain_provider` is the one
+  // opened; empty, or another provider: that provider's first domain.
+  std::string domain, domain_provider;
 };
 
 // One domain a provider offers: a NIC, or for socket providers an interface.
