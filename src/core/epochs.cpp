@@ -379,6 +379,15 @@ std::string peer_state(uint32_t window_id, int peer) {
          std::to_string(p.pid) + ") is no longer running";
 }
 
+// For a report on a wait for a peer on another node: this rank's side of the network path (a
+// doorbell not rung or not forwarded, a signal not completed here, rule out this side).
+std::string network_state_of(uint32_t window_id, int peer) {
+  Window *w = find_window_by_id(window_id);
+  if (!w || peer < 0 || peer >= w->size || w->peers[peer].node_local) return "";
+  const std::string state = remote::network_state(*w);
+  return state.empty() ? "" : "; on this rank, the window's " + state;
+}
+
 Result take_watchdog_error(uint32_t window_id, const void *stream) {
   gpu::WatchdogReport rep;
   if (!gpu::backend().take_watchdog_report(&rep, window_id, stream)) return ok();
@@ -398,6 +407,7 @@ Result take_watchdog_error(uint32_t window_id, const void *stream) {
                                  std::to_string(rep.expected) + " from window rank " + std::to_string(rep.peer) +
                                  " (the flag holds " + std::to_string(rep.observed) +
                                  "); its epoch's data and signals were skipped" + peer_state(rep.window_id, rep.peer) +
+                                 network_state_of(rep.window_id, rep.peer) +
                                  (rep.more ? " (and " + std::to_string(rep.more) +
                                                  " later epochs of the window timed out too)"
                                            : ""));

@@ -46,6 +46,7 @@ Result remote::attach(Window &w, const Registration &, const std::vector<Exchang
 }
 // A window never has remote state here.
 Result remote::quiesce(Window &) { return ok(); }
+std::string remote::network_state(Window &) { return ""; }
 Result remote::detach(Window &) { return ok(); }
 uint64_t remote::fabric_operations(const RemoteOp &) { return 0; }
 void remote::mirror(Window &, const std::vector<int> &, gpu::WorkList &) {}

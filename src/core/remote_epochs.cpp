@@ -401,12 +401,26 @@ Result quiesce(Window &w) {
     return fail(MPI_ERR_RMA_SYNC,
                 "MPI_Win_free while triggered operations of the window have not completed (synchronize the stream "
                 "before freeing the window): " +
-                    f.last_error() + " [complete doorbell " + std::to_string(s.doorbell[1]) + " of " +
-                    std::to_string(s.complete_rings) + ", trigger " + std::to_string(f.read(s.complete_trigger)) +
-                    ", operations " + std::to_string(f.read(s.op_done)) + " of " + std::to_string(s.ops_posted) +
-                    ", signals " + std::to_string(f.read(s.signal_done)) + " of " +
-                    std::to_string(s.signals_posted) + ", " + std::to_string(skipped) + " never triggered]");
+                    f.last_error() + " [" + network_state(w) + ", " + std::to_string(skipped) + " never triggered]");
   return ok();
+}
+
+std::string network_state(Window &w) {
+  if (!w.remote || !w.remote->op_done || !w.remote->signal_done) return "";
+  RemoteState &s = *w.remote;
+  ofi::Fabric &f = internode::fabric();
+  auto doorbell = [&](const char *name, int which, uint64_t rings, ofi::Counter trigger) {
+    const uint64_t rung = s.mmio_adder[which] ? f.read(trigger)
+                                              : std::atomic_ref<uint64_t>(s.doorbell[which]).load(std::memory_order_acquire);
+    return std::string(name) + " doorbell " + std::to_string(rung) + " of " + std::to_string(rings) + " rung, " +
+           std::to_string(f.read(trigger)) + " at the trigger";
+  };
+  std::string agent = s.watch_ids[0] || s.watch_ids[1] ? internode::doorbells().error() : "";
+  return doorbell("post", 0, s.post_rings, s.post_trigger) + "; " +
+         doorbell("complete", 1, s.complete_rings, s.complete_trigger) + "; operations " +
+         std::to_string(f.read(s.op_done)) + " of " + std::to_string(s.ops_posted) + " done, signals " +
+         std::to_string(f.read(s.signal_done)) + " of " + std::to_string(s.signals_posted) + " done" +
+         (agent.empty() ? "" : "; doorbell agent: " + agent);
 }
 
 Result detach(Window &w) {

@@ -32,6 +32,9 @@ void release_registrations(Registration *reg);
 // peer targets the window any more, releases them and the registrations.
 Result quiesce(Window &w);
 Result detach(Window &w);
+// This rank's side of the window's network path, for reports: doorbells rung and forwarded, and
+// operations and signals completed of those posted. Empty for a window without one.
+std::string network_state(Window &w);
 
 // The contiguous pieces of one operation, as (dst, src, bytes) offsets from its destination and
 // source addresses (a derived datatype's pair list; one piece for predefined types), and the
