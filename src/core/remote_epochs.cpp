@@ -401,7 +401,7 @@ Result quiesce(Window &w) {
     return fail(MPI_ERR_RMA_SYNC,
                 "MPI_Win_free while triggered operations of the window have not completed (synchronize the stream "
                 "before freeing the window): " +
-                    f.last_error() + " [" + network_state(w) + ", " + std::to_string(skipped) + " never triggered]");
+                    network_state(w) + "; " + std::to_string(skipped) + " never triggered");
   return ok();
 }
 
@@ -415,12 +415,16 @@ std::string network_state(Window &w) {
     return std::string(name) + " doorbell " + std::to_string(rung) + " of " + std::to_string(rings) + " rung, " +
            std::to_string(f.read(trigger)) + " at the trigger";
   };
-  std::string agent = s.watch_ids[0] || s.watch_ids[1] ? internode::doorbells().error() : "";
+  // Failed operations are reported in the completion queue, which progress() reads into the
+  // transport's last error (sockets counts a triggered operation's failure on no counter).
+  const std::string agent = s.watch_ids[0] || s.watch_ids[1] ? internode::doorbells().error() : "";
+  const std::string transport = f.last_error();
   return doorbell("post", 0, s.post_rings, s.post_trigger) + "; " +
          doorbell("complete", 1, s.complete_rings, s.complete_trigger) + "; operations " +
          std::to_string(f.read(s.op_done)) + " of " + std::to_string(s.ops_posted) + " done, signals " +
          std::to_string(f.read(s.signal_done)) + " of " + std::to_string(s.signals_posted) + " done" +
-         (agent.empty() ? "" : "; doorbell agent: " + agent);
+         (agent.empty() ? "" : "; doorbell agent: " + agent) +
+         (transport.empty() ? "" : "; the transport's last error: " + transport);
 }
 
 Result detach(Window &w) {
