@@ -49,9 +49,11 @@ if [ "$what" = asan ] || [ "$what" = all ]; then
   #    whole suite took; the same programs still run in shorter forms (throttle adaptive_2000 and
   #    the refusals, staged_puts.staged on 2 and on 4 ranks mixed, many_epochs on 2-4 ranks and
   #    500.vnode1.np2).
+  #  - runtime: collectives.leaders_tree.vnode1.np4 (150 s under ASan here); the tree code runs
+  #    under ASan in leaders_tree.vnode2.np4.
   #  - mpi.watchdog.vnode2.np4: its 300 ms watchdog is a timing limit; 4 instrumented ranks on 2
   #    cores missed it once in two runs here (a legitimate epoch after the watchdog cases).
-  exclude=${SANITIZE_ASAN_EXCLUDE-'^mpi\.(throttle\.(static|adaptive|smallest|app)\.vnode1\.np2|staged_puts\.staged\.vnode1\.np4|many_epochs\.500\.vnode2\.np4|watchdog\.vnode2\.np4)$'}
+  exclude=${SANITIZE_ASAN_EXCLUDE-'^mpi\.(throttle\.(static|adaptive|smallest|app)\.vnode1\.np2|staged_puts\.staged\.vnode1\.np4|many_epochs\.500\.vnode2\.np4|watchdog\.vnode2\.np4|collectives\.leaders_tree\.vnode1\.np4)$'}
   [ -n "$exclude" ] && args+=(-E "$exclude")
   ctest --test-dir build-asan "${args[@]}" || status=1
   if [ -n "$pciaccess" ]; then LD_PRELOAD=${LD_PRELOAD#"$pciaccess"}; LD_PRELOAD=${LD_PRELOAD# }; fi
