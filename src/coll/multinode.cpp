@@ -211,6 +211,7 @@ class Enqueuer {
   // Reduce up the tree: the children's partials arrive in receive slots 1..k in one epoch and are
   // added to slot 0 into `dst`; then a node below the root puts slot 0 into its parent's receive slot
   // for its level. Each node sends its vector once; the root's result is ready after log2(N) steps.
+  // `dst` differs from slot 0 only at the root, which has children (there are always two nodes or more).
   core::Result tree_reduce(const Tree &t, uint64_t slots, uint64_t e, char *dst) {
     const uint64_t sb = slot_bytes(slots);
     char *mine = slot(slots, 0);
@@ -218,8 +219,6 @@ class Enqueuer {
       if (core::Result r = epoch(t.children, {})) return r;
       if (core::Result r = local_step(kLocalReduce, mine, dst, e, static_cast<uint32_t>(t.children.size() + 1), sb, 0))
         return r;
-    } else if (dst != mine) {
-      if (core::Result r = local_step(kLocalCopy, mine, dst, e, 1, 0, 0)) return r;
     }
     if (t.parent >= 0) return epoch({}, {{t.parent, mine, (1 + t.level) * sb, e * esize_}});
     return core::ok();
