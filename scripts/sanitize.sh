@@ -27,13 +27,13 @@ if [ "$what" = asan ] || [ "$what" = all ]; then
   # both carry doctest/xdev inline variables.
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_odr_violation=0:halt_on_error=1"
   # MPICH's MPI_Init loads hwloc's pci plugin, and through it libpciaccess, which parses pci.ids
-  # (1.3 MB) in many small allocations: 8-9 s per process under ASan, most of the leg's time (an
-  # MPI_Init-only test took 9 s instead of 0.4 s). It also leaked: libpciaccess keeps those names
-  # in heap memory held by its globals and is dlclose()d when MPICH destroys its topology, so
-  # LeakSanitizer saw ~900 KB per process without a module to suppress. Without the pci component
-  # neither happens. What it costs: hwloc finds no PCI devices here, so the NIC choice's hwloc
-  # path is covered by its unit test on a recorded topology (unit.test_nic_choice), not in this run.
-  export HWLOC_COMPONENTS=-pci
+  # (1.3 MB) in many small allocations: 8-9 s per process under ASan, about 1,200 s of the leg's
+  # 3,000 (an MPI_Init-only test took 9 s instead of 0.4 s). It also leaked: libpciaccess keeps
+  # those names in heap memory held by its globals and is dlclose()d when MPICH destroys its
+  # topology, so LeakSanitizer saw ~900 KB per process without a module to suppress. Without the
+  # pci component (HWLOC_COMPONENTS=-pci on the ctest run below) neither happens. What it costs:
+  # hwloc finds no PCI devices here, so the NIC choice's hwloc path is covered by its unit test on
+  # a recorded topology (unit.test_nic_choice), not in this run.
   export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="suppressions=$supp/ubsan.supp:print_stacktrace=1:halt_on_error=1"
   args=(-L "${SANITIZE_ASAN_LABEL:-mpi}" --output-on-failure)
@@ -50,8 +50,7 @@ if [ "$what" = asan ] || [ "$what" = all ]; then
   #    2-4 ranks and 500.vnode1.np2, leaders_tree.vnode2.np4).
   exclude=${SANITIZE_ASAN_EXCLUDE-'^mpi\.(throttle\.(static|adaptive|smallest|app)\.vnode1\.np2|staged_puts\.staged\.vnode1\.np4|many_epochs\.500\.vnode2\.np4|watchdog\.vnode2\.np4|collectives\.leaders_tree\.vnode1\.np4)$'}
   [ -n "$exclude" ] && args+=(-E "$exclude")
-  ctest --test-dir build-asan "${args[@]}" || status=1
-  unset HWLOC_COMPONENTS
+  HWLOC_COMPONENTS=-pci ctest --test-dir build-asan "${args[@]}" || status=1
   end=$(date +%s)
   echo "sanitize: ASan+UBSan build $((built - start)) s, tests $((end - built)) s"
 fi
