@@ -18,6 +18,13 @@
 // slow block or a flag's round trip stalls only its own slice, and no grid-wide barrier remains.
 // Every rank runs channels in increasing order within a block or thread, so any number of blocks
 // is deadlock-free as long as all of them are resident.
+//
+// Protocols. kSimple is the above: data into a slot, then a barrier whose system-scope fence
+// orders it before the arrive flag. kLL (small calls, one-shot and direct algorithms only) stores
+// the data with its round in the same words (coll_lines.h) into a line area beside the halves,
+// so a reader polls the data itself: no fence and no arrive flag. Rounds, halves, channels and
+// freed flags are those of kSimple, so calls of both protocols follow each other on one
+// communicator; the line area is separate so raw data of a kSimple round is never taken for a tag.
 #pragma once
 #include <cstdint>
 
@@ -50,6 +57,8 @@ enum Dtype : uint8_t {
   kBytes = 8,  // no arithmetic: moved only (bcast, allgather, alltoall)
   kHalf = 9, kBfloat16 = 10,  // IEEE binary16 and bfloat16, reduced in float (half_float.h)
 };
+enum Protocol : uint8_t { kSimple = 0, kLL = 1 };
+
 enum Op : uint8_t { kSum = 0, kProd = 1, kMax = 2, kMin = 3, kBand = 4, kBor = 5, kBxor = 6, kNoOp = 7 };
 
 inline constexpr uint32_t elem_size(uint8_t d) {
@@ -80,6 +89,7 @@ struct PeerTable {
 
 struct Args {
   uint8_t kind, algo, dtype, op;
+  uint8_t proto;        // Protocol
   int32_t rank, size, root;
   uint64_t count;       // elements: of the whole vector (allreduce, reduce, bcast) or of one rank's
                         // block (allgather, alltoall)
@@ -88,6 +98,8 @@ struct Args {
   uint64_t half_bytes;  // bytes of one scratch half (of all channels together)
   uint64_t rounds;      // rounds of this call (the cursor advances by this much)
   uint64_t round_elems; // elements one channel moves in one round (see the schedules)
+  uint64_t line_region_bytes;  // kLL: bytes of one channel's line area in one half (after both
+                               // scratch halves: channel c, half h at (2c + h) * this)
   uint32_t comm_id;     // diagnostics: named in watchdog reports
   uint32_t pieces;      // local steps: sources (kLocalReduce) or pieces (kLocalCopy)
   uint32_t channels;    // slices of every round, each with its scratch share and flags (0 means 1)

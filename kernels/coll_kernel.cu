@@ -89,9 +89,13 @@ __device__ void reduce_elements(void *const *dsts, int ndst, const void *const *
 
 class DeviceCollExecutor {
  public:
-  __device__ explicit DeviceCollExecutor(const Args &a, int *failed)
-      : a_(a), failed_(failed), words_(reinterpret_cast<unsigned int *>(a.barrier)),
+  __device__ DeviceCollExecutor(const Args &a, int *failed, const mpix::coll::PeerTable *table)
+      : a_(a), failed_(failed), table_(table), words_(reinterpret_cast<unsigned int *>(a.barrier)),
         tid_(threadIdx.x), nthreads_(blockDim.x) {}
+
+  // The block's copy in shared memory: the addresses of peers' scratch and flags without a
+  // dependent global load each.
+  __device__ const mpix::coll::PeerTable *table() const { return table_; }
 
   // Uniform within a block: *failed_ changes only between barriers of the block's threads.
   __device__ bool ok() const { return !*failed_; }
@@ -161,6 +165,44 @@ class DeviceCollExecutor {
     if (threadIdx.x == 0 && !*failed_) *reinterpret_cast<volatile uint64_t *>(flag) = value;
   }
 
+  __device__ void settle() { __syncthreads(); }
+
+  // Lines (coll_lines.h): thread t handles units t, t + nthreads, ... in every step, so an input
+  // unit read for a push is the result unit the same thread stores later (in place).
+  __device__ void put_lines(char *lines, const char *src, uint64_t bytes, uint64_t round) {
+    if (*failed_) return;
+    const uint32_t tag = mpix::coll::line_tag(round);
+    for (uint64_t u = tid_; u < mpix::coll::unit_count(bytes); u += nthreads_) {
+      const uint64_t v = mpix::coll::load_unit(src + u * mpix::coll::kLinePayload, mpix::coll::unit_bytes(bytes, u));
+      mpix_store_line(line(lines, u), mpix::coll::line_word(v, tag), mpix::coll::line_word(v >> 32, tag));
+    }
+  }
+  __device__ void get_lines(char *dst, const char *lines, uint64_t bytes, uint64_t round, int peer) {
+    for (uint64_t u = tid_; u < mpix::coll::unit_count(bytes); u += nthreads_) {
+      uint64_t v;
+      if (!await_line(lines, u, round, peer, &v)) return;
+      mpix::coll::store_unit(dst + u * mpix::coll::kLinePayload, v, mpix::coll::unit_bytes(bytes, u));
+    }
+  }
+  __device__ void reduce_lines(char *dst, const void *const *srcs, int nsrc, int own, uint64_t n, uint64_t round) {
+    switch (a_.dtype) {
+#define MPIX_REDUCE_CASE(code, T) \
+  case mpix::coll::code: reduce_lines_typed<T>(dst, srcs, nsrc, own, n, round); break;
+      MPIX_REDUCE_CASE(kInt8, int8_t)
+      MPIX_REDUCE_CASE(kUint8, uint8_t)
+      MPIX_REDUCE_CASE(kInt32, int32_t)
+      MPIX_REDUCE_CASE(kUint32, uint32_t)
+      MPIX_REDUCE_CASE(kInt64, long long)
+      MPIX_REDUCE_CASE(kUint64, unsigned long long)
+      MPIX_REDUCE_CASE(kFloat, float)
+      MPIX_REDUCE_CASE(kDouble, double)
+      MPIX_REDUCE_CASE(kHalf, mpix::coll::Float16)
+      MPIX_REDUCE_CASE(kBfloat16, mpix::coll::Bfloat16)
+#undef MPIX_REDUCE_CASE
+      default: break;
+    }
+  }
+
   // The last block to finish advances the cursor (every block read it long before) and resets
   // the barrier slot. One block needs no count and no fence before its releasing store.
   __device__ void finish(uint64_t value) {
@@ -177,8 +219,49 @@ class DeviceCollExecutor {
 
  private:
   __device__ const uint64_t *cursor_word() const {
-    const auto *table = reinterpret_cast<const mpix::coll::PeerTable *>(a_.table);
-    return reinterpret_cast<const uint64_t *>(table[a_.rank].flags) + mpix::coll::FlagLayout::cursor(a_.size);
+    return reinterpret_cast<const uint64_t *>(table_[a_.rank].flags) + mpix::coll::FlagLayout::cursor(a_.size);
+  }
+  __device__ static uint64_t *line(const char *lines, uint64_t u) {
+    return reinterpret_cast<uint64_t *>(const_cast<char *>(lines) + u * mpix::coll::kLineBytes);
+  }
+  __device__ bool failed() const { return *reinterpret_cast<const volatile int *>(failed_); }
+  // Line u of round `round` from `peer`: its payload, or false once this call failed (a wait of
+  // any thread of the block, or of another block, timed out).
+  __device__ bool await_line(const char *lines, uint64_t u, uint64_t round, int peer, uint64_t *payload) {
+    const uint32_t tag = mpix::coll::line_tag(round);
+    const uint64_t *p = line(lines, u);
+    uint64_t w0, w1;
+    mpix_load_line(p, &w0, &w1);
+    const uint64_t start = a_.watchdog_ns ? mpix_clock_ns() : 0;
+    for (unsigned spin = 1; !mpix::coll::line_has(w0, w1, tag); ++spin) {
+      if ((spin & 127) == 0) {
+        if (failed()) return false;
+        if (abandoned() || (a_.watchdog_ns && mpix_clock_ns() - start > a_.watchdog_ns)) {
+          if (!abandoned()) report(peer, round, mpix::coll::line_round_seen(w0));
+          *reinterpret_cast<volatile int *>(failed_) = 1;
+          return false;
+        }
+      }
+      mpix_load_line(p, &w0, &w1);
+    }
+    *payload = mpix::coll::line_payload(w0, w1);
+    return true;
+  }
+  template <typename T>
+  __device__ void reduce_lines_typed(char *dst, const void *const *srcs, int nsrc, int own, uint64_t n,
+                                     uint64_t round) {
+    const uint64_t bytes = n * sizeof(T);
+    for (uint64_t u = tid_; u < mpix::coll::unit_count(bytes); u += nthreads_) {
+      const uint64_t k = mpix::coll::unit_bytes(bytes, u);
+      auto fetch = [&](int s, uint64_t *v) {
+        if (s != own) return await_line(static_cast<const char *>(srcs[s]), u, round, s, v);
+        *v = mpix::coll::load_unit(static_cast<const char *>(srcs[s]) + u * mpix::coll::kLinePayload, k);
+        return true;
+      };
+      uint64_t out;
+      if (!mpix::coll::reduce_unit<T>(a_.op, nsrc, fetch, &out)) return;
+      mpix::coll::store_unit(dst + u * mpix::coll::kLinePayload, out, k);
+    }
   }
   __device__ bool abandoned() const {
     return gridDim.x > 1 && *reinterpret_cast<volatile unsigned int *>(words_ + kAbandoned);
@@ -201,15 +284,19 @@ class DeviceCollExecutor {
 
   const Args &a_;
   int *failed_;
+  const mpix::coll::PeerTable *table_;
   unsigned int *words_;
   uint64_t tid_, nthreads_;
 };
 
 __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kernel(const Args a) {
   __shared__ int failed;
+  __shared__ mpix::coll::PeerTable table[mpix::coll::kMaxRanks];
   if (threadIdx.x == 0) failed = 0;
+  const auto *global_table = reinterpret_cast<const mpix::coll::PeerTable *>(a.table);
+  for (int q = threadIdx.x; q < a.size; q += blockDim.x) table[q] = global_table[q];
   __syncthreads();
-  DeviceCollExecutor x(a, &failed);
+  DeviceCollExecutor x(a, &failed, table);
   mpix::coll::run_schedule(x, a, blockIdx.x, gridDim.x);
 }
 

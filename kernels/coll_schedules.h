@@ -12,12 +12,20 @@
 //   x.set(word, v)            *word = v, stored once, even after a timeout
 //   x.finish(cursor)          once per executor (each block): once every channel of the call is
 //                             done, the communicator's cursor becomes `cursor`
+//   x.table()                 the PeerTable (a.table, or a copy the executor keeps nearer)
+// and for the kLL protocol (coll_lines.h), each over units of 8 payload bytes:
+//   x.put_lines(lines, src, bytes, r)      src's bytes as lines tagged for round r
+//   x.get_lines(dst, lines, bytes, r, peer)  waits for each line of round r, stores its payload
+//   x.reduce_lines(dst, srcs, ns, own, n, r) dst[i] = op over sources in order: srcs[own] is memory,
+//                             srcs[s] (s != own) lines of round r from rank s
+//   x.settle()                the channel's steps before it are done (no fence)
 // Sources are reduced in rank order on every rank, so every rank computes bit-identical results.
 #pragma once
 #include <cstdint>
 #include <type_traits>
 
 #include "coll_args.h"
+#include "coll_lines.h"
 #include "half_float.h"
 
 namespace mpix::coll {
@@ -83,6 +91,38 @@ MPIX_HOST_DEVICE inline T reduce_op(uint8_t op, T a, T b) {
   return b;  // bitwise operators on floating point are refused before enqueue
 }
 
+// One unit (8 bytes) of a reduction over line payloads: fetch(s, &word) gives source s's payload
+// (false: its wait failed, and the unit is dropped). Elements combine as ReduceIn<T>::Acc in source
+// order and are rounded once, as the kSimple reduction does, so both protocols give the same bits.
+template <typename T, typename Fetch>
+MPIX_HOST_DEVICE inline bool reduce_unit(uint8_t op, int nsrc, Fetch &&fetch, uint64_t *out) {
+  using In = ReduceIn<T>;
+  using Acc = typename In::Acc;
+  constexpr int kLanes = static_cast<int>(kLinePayload / sizeof(T));
+  union Unit {
+    uint64_t word;
+    T lane[kLanes];
+  } u;
+  Acc acc[kLanes];
+  if (!fetch(0, &u.word)) return false;
+  for (int l = 0; l < kLanes; ++l) acc[l] = In::load(u.lane[l]);
+  for (int s = 1; s < nsrc; ++s) {
+    if (!fetch(s, &u.word)) return false;
+    for (int l = 0; l < kLanes; ++l) acc[l] = reduce_op<Acc>(op, acc[l], In::load(u.lane[l]));
+  }
+  for (int l = 0; l < kLanes; ++l) u.lane[l] = In::store(acc[l]);
+  *out = u.word;
+  return true;
+}
+
+// kLL: bytes of lines each source gets in a channel's line area, and elements a round moves then.
+MPIX_HOST_DEVICE inline uint64_t line_slot_bytes(int n, uint64_t line_region_bytes) {
+  return line_region_bytes / static_cast<uint64_t>(n) / kSlotAlign * kSlotAlign;
+}
+MPIX_HOST_DEVICE inline uint64_t line_round_capacity(int n, uint64_t line_region_bytes, uint32_t elem) {
+  return line_slot_bytes(n, line_region_bytes) / kLineBytes * kLinePayload / elem;
+}
+
 namespace detail {
 
 struct Round {
@@ -96,10 +136,11 @@ class Schedule {
  public:
   // Channel `channel` of the call: its rounds follow the channel's own count.
   MPIX_HOST_DEVICE Schedule(X &x, const Args &a, uint32_t channel)
-      : x_(x), a_(a), t_(reinterpret_cast<const PeerTable *>(a.table)), n_(a.size), me_(a.rank),
+      : x_(x), a_(a), t_(x.table()), n_(a.size), me_(a.rank),
         esize_(elem_size(a.dtype)), channel_(channel),
         channel_half_(channel_half_bytes(a.half_bytes, region_count(a))),
         slot_(coll::slot_bytes(a.kind, a.algo, a.size, channel_half_)),
+        line_slot_(a.proto == kLL ? line_slot_bytes(a.size, a.line_region_bytes) : 0),
         base_(x.load(flags(a.rank) + FlagLayout::channel_cursor(a.size))) {}
 
   // The channel's rounds, then its count advanced (after the last round's barrier: every thread
@@ -111,6 +152,7 @@ class Schedule {
 
  private:
   MPIX_HOST_DEVICE void run_rounds() {
+    if (a_.proto == kLL) return run_lines();
     if (a_.kind == kAllgather || a_.kind == kAlltoall) return gather_pipelined(a_.kind == kAlltoall);
     for (uint64_t i = 0; i < a_.rounds && x_.ok(); ++i) {
       const Round rd = round(i);
@@ -158,6 +200,10 @@ class Schedule {
     return reinterpret_cast<uint64_t *>(t_[rank].flags) + channel_ * FlagLayout::words(n_);
   }
   MPIX_HOST_DEVICE uint64_t slot_bytes() const { return slot_; }
+  // kLL: this channel's line area in `rank`'s scratch for round r, after both halves.
+  MPIX_HOST_DEVICE char *lines(int rank, uint64_t r) const {
+    return reinterpret_cast<char *>(t_[rank].scratch) + 2 * a_.half_bytes + (2 * channel_ + (r & 1)) * a_.line_region_bytes;
+  }
   MPIX_HOST_DEVICE const char *send() const { return reinterpret_cast<const char *>(a_.sendbuf); }
   MPIX_HOST_DEVICE char *recv() const { return reinterpret_cast<char *>(a_.recvbuf); }
 
@@ -464,6 +510,61 @@ class Schedule {
     }
   }
 
+  // kLL (one-shot allreduce and reduce, direct bcast, allgather and alltoall): every pusher stores
+  // its round as lines into slot `me` of the receiver's line area, and the receiver reads (or
+  // reduces) each line as it lands. A round ends with a block barrier and the freed signals: no
+  // fence, because every line read was used (its tag checked) before the barrier.
+  MPIX_HOST_DEVICE void run_lines() {
+    for (uint64_t i = 0; i < a_.rounds && x_.ok(); ++i) {
+      const Round rd = round(i);
+      if (a_.kind == kAllreduce || a_.kind == kReduce) reduce_lines(rd, a_.kind == kAllreduce);
+      else if (a_.kind == kBcast) bcast_lines(rd);
+      else gather_lines(rd, a_.kind == kAlltoall);
+      x_.settle();
+      signal_freed(rd.r);
+    }
+  }
+  MPIX_HOST_DEVICE char *line_slot(int rank, uint64_t r, int src) const { return lines(rank, r) + src * line_slot_; }
+  // In place, each unit of the input is read (for every push) by the thread that later stores the
+  // unit of the result: put_lines and reduce_lines share their units' threads.
+  MPIX_HOST_DEVICE void reduce_lines(const Round &rd, bool all) {
+    const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_;
+    for (int q = 0; q < n_; ++q) {
+      if (q == me_ || (!all && q != a_.root)) continue;
+      wait_freed(q, rd.r);
+      x_.put_lines(line_slot(q, rd.r, me_), send() + off, bytes, rd.r);
+    }
+    if (!all && me_ != a_.root) return;
+    const void *srcs[kMaxRanks];
+    for (int q = 0; q < n_; ++q)
+      srcs[q] = q == me_ ? static_cast<const void *>(send() + off) : line_slot(me_, rd.r, q);
+    x_.reduce_lines(recv() + off, srcs, n_, me_, rd.elems, rd.r);
+  }
+  MPIX_HOST_DEVICE void bcast_lines(const Round &rd) {
+    const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_;
+    if (me_ != a_.root) return x_.get_lines(recv() + off, line_slot(me_, rd.r, a_.root), bytes, rd.r, a_.root);
+    for (int q = 0; q < n_; ++q) {
+      if (q == me_) continue;
+      wait_freed(q, rd.r);
+      x_.put_lines(line_slot(q, rd.r, me_), send() + off, bytes, rd.r);
+    }
+  }
+  MPIX_HOST_DEVICE void gather_lines(const Round &rd, bool personal) {
+    const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_;
+    for (int q = 0; q < n_; ++q) {
+      const char *src = send() + (personal ? q * block : 0) + off;
+      if (q == me_) {
+        if (src != recv() + me_ * block + off) x_.copy(recv() + me_ * block + off, src, bytes);
+        continue;
+      }
+      wait_freed(q, rd.r);
+      x_.put_lines(line_slot(q, rd.r, me_), src, bytes, rd.r);
+    }
+    x_.settle();  // in place (alltoall): every block is pushed before received blocks overwrite it
+    for (int q = 0; q < n_; ++q)
+      if (q != me_) x_.get_lines(recv() + q * block + off, line_slot(me_, rd.r, q), bytes, rd.r, q);
+  }
+
   // Local steps (coll_args.h): one round over this rank's memory only; no flags.
   MPIX_HOST_DEVICE void local_reduce(const Round &rd) {
     const void *srcs[kMaxRanks];
@@ -489,6 +590,7 @@ class Schedule {
   uint32_t channel_;
   uint64_t channel_half_;  // this channel's share of a scratch half
   uint64_t slot_;          // bytes of one slot of that share (computed once: a 64-bit division)
+  uint64_t line_slot_;     // kLL: bytes of one source's lines in this channel's line area
   uint64_t base_;          // rounds the channel ran before this call
 };
 

@@ -13,6 +13,15 @@ __device__ inline void mpix_store_release_sys(uint64_t *p, uint64_t v) {
   __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
 }
 __device__ inline void mpix_fence_sys() { __threadfence_system(); }
+// A line of the collectives' kLL protocol (coll_lines.h): two words, each one 64-bit access.
+__device__ inline void mpix_store_line(uint64_t *p, uint64_t w0, uint64_t w1) {
+  __hip_atomic_store(p, w0, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+  __hip_atomic_store(p + 1, w1, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+__device__ inline void mpix_load_line(const uint64_t *p, uint64_t *w0, uint64_t *w1) {
+  *w0 = __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+  *w1 = __hip_atomic_load(p + 1, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
 __device__ inline uint64_t mpix_clock_ns() {
 #if defined(__HIP_DEVICE_COMPILE__)
   return __builtin_amdgcn_s_memrealtime() * 10ull;  // 100 MHz constant clock on gfx90a/gfx942
@@ -32,7 +41,25 @@ __device__ inline uint64_t mpix_load_acquire_sys(const uint64_t *p) {
 __device__ inline void mpix_store_release_sys(uint64_t *p, uint64_t v) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
-__device__ inline void mpix_fence_sys() { __threadfence_system(); }
+// Every use is a release or acquire pattern (a fence, then a flag store or the count that tells
+// the last block; or a flag load, then the fence), which fence.acq_rel orders; none needs the
+// sequential consistency of fence.sc (__threadfence_system). MPIX_ST_FENCE_SC builds the old one,
+// for comparison.
+__device__ inline void mpix_fence_sys() {
+#ifdef MPIX_ST_FENCE_SC
+  __threadfence_system();
+#else
+  asm volatile("fence.acq_rel.sys;" ::: "memory");
+#endif
+}
+// A line of the collectives' kLL protocol (coll_lines.h): one 16-byte access of two 64-bit words,
+// each single-copy atomic; volatile is relaxed at system scope.
+__device__ inline void mpix_store_line(uint64_t *p, uint64_t w0, uint64_t w1) {
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(w0), "l"(w1) : "memory");
+}
+__device__ inline void mpix_load_line(const uint64_t *p, uint64_t *w0, uint64_t *w1) {
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(*w0), "=l"(*w1) : "l"(p) : "memory");
+}
 __device__ inline uint64_t mpix_clock_ns() {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));

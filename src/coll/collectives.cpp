@@ -67,6 +67,35 @@ uint32_t threads_for(uint64_t pushed_per_channel) {
   return pushed_per_channel < (1u << 20) ? 256 : 512;
 }
 
+// kLL (coll_args.h) up to this many bytes pushed per call: lines carry the data with its flag,
+// so a call needs no fence and no flag round trip, at twice the bytes on the link.
+constexpr uint64_t kLLMaxPushedBytes = 64 * 1024;
+
+// The protocol MPIX_ST_COLL_PROTOCOL names (auto, simple, ll), read at each call like the
+// algorithms. kLL serves the one-shot and direct algorithms only; others run kSimple.
+core::Result protocol_from_env(bool *forced, Protocol *out) {
+  *forced = false;
+  *out = kSimple;
+  const char *v = std::getenv("MPIX_ST_COLL_PROTOCOL");
+  if (!v || !*v || std::strcmp(v, "auto") == 0) return core::ok();
+  *forced = true;
+  if (std::strcmp(v, "simple") == 0) return core::ok();
+  if (std::strcmp(v, "ll") == 0) {
+    *out = kLL;
+    return core::ok();
+  }
+  return core::fail(MPI_ERR_ARG, std::string("MPIX_ST_COLL_PROTOCOL=") + v + " names no protocol (auto, simple, ll)");
+}
+
+core::Result choose_protocol(const Call &call, Algo algo, uint64_t pushed, Protocol *out) {
+  bool forced = false;
+  if (core::Result r = protocol_from_env(&forced, out)) return r;
+  const bool lines_serve = algo == kOneShot && call.kind <= kAlltoall;
+  if (!lines_serve) *out = kSimple;
+  else if (!forced) *out = pushed <= kLLMaxPushedBytes ? kLL : kSimple;
+  return core::ok();
+}
+
 struct AlgoName {
   const char *name;
   Algo algo;
@@ -134,10 +163,19 @@ core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bo
   a.half_bytes = c.half_bytes;
   a.regions = c.regions;
   const uint64_t pushed = bytes_pushed(c, call.count, elem_size(a.dtype));
+  Protocol proto = kSimple;
+  if (core::Result r = choose_protocol(call, static_cast<Algo>(a.algo), pushed, &proto)) return r;
+  a.proto = proto;
   a.channels = channels_for(c, pushed);
+  if (proto == kLL) {
+    a.channels = std::min(a.channels, c.line_regions);
+    a.line_region_bytes = c.line_region_bytes;
+    a.round_elems = line_round_capacity(a.size, a.line_region_bytes, elem_size(a.dtype));
+  } else {
+    a.round_elems = round_capacity(a.kind, a.algo, a.size, channel_half_bytes(a.half_bytes, a.regions),
+                                   elem_size(a.dtype));
+  }
   a.threads = threads_for(pushed / a.channels);
-  a.round_elems = round_capacity(a.kind, a.algo, a.size, channel_half_bytes(a.half_bytes, a.regions),
-                                 elem_size(a.dtype));
   if (a.round_elems == 0)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "the collective scratch (MPIX_ST_COLL_SCRATCH_KIB) is too small "
                                                      "for " + std::to_string(c.size) + " ranks");

@@ -45,6 +45,16 @@ uint64_t default_channel_bytes() {
   return 16 * 1024;
 }
 
+// kLL line areas (coll_args.h): a channel's area holds 4 channel_bytes of lines per half, so a
+// round of a call that is one channel per channel_bytes pushed fits one round (lines carry half
+// their size; a source's share is about channel_bytes / (n - 1)). kLL is for small calls: at most
+// this many channels use it, which bounds the memory (2 MiB per rank on GPUs).
+constexpr uint32_t kMaxLineChannels = 16;
+uint64_t line_region_offer(uint64_t channel_bytes) { return 4 * channel_bytes; }
+uint64_t scratch_bytes(uint64_t half_bytes, uint32_t max_channels, uint64_t line_region_bytes) {
+  return 2 * half_bytes + 2 * std::min(max_channels, kMaxLineChannels) * line_region_bytes;
+}
+
 // The flag area: FlagLayout's words for every channel, then the PeerTable the executing stream reads.
 uint64_t flag_words(int n, uint32_t channels) { return channels * FlagLayout::words(n); }
 uint64_t flag_area_bytes(int n, uint32_t channels) {
@@ -55,6 +65,7 @@ struct Record {
   gpu::RegionHandle scratch, flags;
   uint64_t half_bytes;
   uint64_t channel_bytes;
+  uint64_t line_region_bytes;
   uint32_t max_channels;
   int32_t pid;
   int32_t ok;  // this rank made and exported its memory
@@ -141,12 +152,14 @@ core::Result build(Context &c, MPI_Comm comm) {
   mine.half_bytes = default_half_bytes();
   mine.max_channels = default_max_channels();
   mine.channel_bytes = default_channel_bytes();
+  mine.line_region_bytes = line_region_offer(mine.channel_bytes);
+  const uint64_t my_scratch_bytes = scratch_bytes(mine.half_bytes, mine.max_channels, mine.line_region_bytes);
   mine.pid = static_cast<int32_t>(getpid());
   mine.where = topo::locate(comm, core::config().vnode_size);
   std::snprintf(mine.device, sizeof mine.device, "%s", be.device_id().c_str());
   mine.multicast = multicast_requested(std::getenv("MPIX_ST_MULTICAST"));
   void *flags = nullptr;
-  if (be.allocate_window_memory(2 * mine.half_bytes, &c.scratch)) {
+  if (be.allocate_window_memory(my_scratch_bytes, &c.scratch)) {
     why = "scratch allocation: " + be.last_error();
     c.scratch = nullptr;
   } else if (be.allocate_flags(flag_area_bytes(c.size, mine.max_channels), &flags)) {
@@ -158,7 +171,7 @@ core::Result build(Context &c, MPI_Comm comm) {
     for (uint32_t ch = 0; ch < mine.max_channels; ++ch)
       for (int q = 0; q < c.size; ++q) init[ch * FlagLayout::words(c.size) + FlagLayout::freed(q, c.size)] = 2;
     if (be.copy_to_device(c.flags, init.data(), init.size() * sizeof(uint64_t)) ||
-        be.export_region(c.scratch, 2 * mine.half_bytes, &mine.scratch) ||
+        be.export_region(c.scratch, my_scratch_bytes, &mine.scratch) ||
         be.export_region(c.flags, flag_area_bytes(c.size, mine.max_channels), &mine.flags))
       why = "sharing the collective memory: " + be.last_error();
   }
@@ -171,6 +184,7 @@ core::Result build(Context &c, MPI_Comm comm) {
   c.half_bytes = mine.half_bytes;
   uint32_t max_channels = mine.max_channels;
   c.channel_bytes = mine.channel_bytes;
+  c.line_region_bytes = mine.line_region_bytes;
   for (int q = 0; q < c.size; ++q) {
     if (!all[q].ok && failed_rank < 0) failed_rank = q;
     every_rank_multicast = every_rank_multicast && all[q].multicast;
@@ -178,11 +192,15 @@ core::Result build(Context &c, MPI_Comm comm) {
     c.half_bytes = std::min(c.half_bytes, all[q].half_bytes);
     max_channels = std::min(max_channels, all[q].max_channels);
     c.channel_bytes = std::max(c.channel_bytes, all[q].channel_bytes);
+    c.line_region_bytes = std::min(c.line_region_bytes, all[q].line_region_bytes);
   }
   // Every region holds a channel's worth (channel_bytes) and the most slots an algorithm cuts it
   // into (two-shot's 2n): a small scratch keeps one region, so calls still move it whole per round.
   const uint64_t smallest_region = std::max<uint64_t>(c.channel_bytes, 2 * static_cast<uint64_t>(c.size) * kSlotAlign);
   c.regions = static_cast<uint32_t>(std::clamp<uint64_t>(c.half_bytes / smallest_region, 1, max_channels));
+  // Within every rank's line areas: regions <= each rank's max_channels, halves and line regions
+  // no larger than each rank's.
+  c.line_regions = std::min(c.regions, kMaxLineChannels);
   be.set_device_sharers(
       topo::device_sharers(all, [&](const Record &r) { return r.where.same_node_as(mine.where); }, mine.device));
   if (failed_rank >= 0)

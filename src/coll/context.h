@@ -19,13 +19,17 @@ struct Context {
   MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator (the attribute's holder)
   uint32_t id = 0;                // named in watchdog reports
   int rank = 0, size = 0;
-  void *scratch = nullptr;   // two halves of half_bytes
+  void *scratch = nullptr;   // two halves of half_bytes, then the line areas
   uint64_t half_bytes = 0;   // the smallest any rank offered: every rank cuts rounds alike
   // Channels (coll_args.h), alike on every rank: the scratch is cut into `regions` (at most the
   // fewest any rank offered, and few enough that each holds a slot per step), and a call uses one
   // channel per channel_bytes (the most any rank asked for) of what a rank pushes.
   uint32_t regions = 1;
   uint64_t channel_bytes = 0;
+  // The kLL protocol's line areas (coll_args.h), after the two halves: line_regions channels of
+  // line_region_bytes per half (the smallest any rank offered).
+  uint32_t line_regions = 1;
+  uint64_t line_region_bytes = 0;
   uint64_t *flags = nullptr; // FlagLayout::words(size) per channel, peers store to it
   void *table = nullptr;     // PeerTable[size], in memory the backend's streams read
   std::vector<gpu::MappedRegion> peer_scratch, peer_flags;

@@ -163,6 +163,12 @@ std::vector<uint8_t> as_bytes(const std::vector<T> &v) {
   return b;
 }
 
+// The protocol MPIX_ST_COLL_PROTOCOL names for the calls of a case.
+const char *protocol() {
+  const char *v = getenv("MPIX_ST_COLL_PROTOCOL");
+  return v && *v ? v : "auto";
+}
+
 struct Comm {
   MPI_Comm comm;
   int rank, size;
@@ -189,8 +195,8 @@ template <typename T>
 void reduce_case(const Comm &c, void *s, bool all, Op o, uint64_t count, int root, bool in_place, size_t shift,
                  uint64_t salt) {
   const char *algo = getenv("MPIX_ST_ALLREDUCE_ALGO");
-  g_context = fmt("%s(%s) %s %s count=%llu root=%d%s shift=%zu np=%d", all ? "allreduce" : "reduce",
-                  algo ? algo : "auto", TypeInfo<T>::name(), op_name(o), (unsigned long long)count, root,
+  g_context = fmt("%s(%s, %s) %s %s count=%llu root=%d%s shift=%zu np=%d", all ? "allreduce" : "reduce",
+                  algo ? algo : "auto", protocol(), TypeInfo<T>::name(), op_name(o), (unsigned long long)count, root,
                   in_place ? " in-place" : "", shift, c.size);
   const size_t bytes = count * sizeof(T), off = shift * sizeof(T);
   g_case_ranks = c.size;
@@ -287,8 +293,8 @@ uint64_t block_key(int from, int to, uint64_t salt) { return key(salt, static_ca
 void bcast_case(const Comm &c, void *s, size_t bytes, int root, size_t shift, uint64_t salt,
                 MPI_Datatype type = MPI_BYTE, size_t esize = 1) {
   const char *algo = getenv("MPIX_ST_BCAST_ALGO");
-  g_context = fmt("bcast(%s) bytes=%zu esize=%zu root=%d shift=%zu np=%d", algo ? algo : "auto", bytes, esize, root,
-                  shift, c.size);
+  g_context = fmt("bcast(%s, %s) bytes=%zu esize=%zu root=%d shift=%zu np=%d", algo ? algo : "auto", protocol(), bytes,
+                  esize, root, shift, c.size);
   DevBuf buf(bytes + shift + 1);
   std::vector<uint8_t> guard = pattern(bytes + shift + 1, key(salt, c.rank, 9));
   std::vector<uint8_t> want = pattern(bytes, block_key(root, 0, salt));
@@ -305,7 +311,7 @@ void bcast_case(const Comm &c, void *s, size_t bytes, int root, size_t shift, ui
 // Allgather (personal = false) or alltoall of `count` elements of `type` (size `esize`) per block.
 void blocks_case(const Comm &c, void *s, bool personal, int count, MPI_Datatype type, size_t esize, bool in_place,
                  uint64_t salt) {
-  g_context = fmt("%s count=%d esize=%zu%s np=%d", personal ? "alltoall" : "allgather", count, esize,
+  g_context = fmt("%s(%s) count=%d esize=%zu%s np=%d", personal ? "alltoall" : "allgather", protocol(), count, esize,
                   in_place ? " in-place" : "", c.size);
   const size_t block = static_cast<size_t>(count) * esize, n = static_cast<size_t>(c.size);
   const size_t send_bytes = personal ? block * n : block;
@@ -381,6 +387,18 @@ void all_collectives(const Comm &c, void *s, uint64_t big_elems) {
     movements(c, s, big_elems * 8 + 3);
   }
   unsetenv("MPIX_ST_BCAST_ALGO");
+  // Both protocols of the one-shot and direct algorithms (auto, above, takes kLL for small calls):
+  // kLL forced on every size (many rounds of its line areas), kSimple forced on the small ones.
+  for (const char *proto : {"ll", "simple"}) {
+    setenv("MPIX_ST_COLL_PROTOCOL", proto, 1);
+    setenv("MPIX_ST_ALLREDUCE_ALGO", "oneshot", 1);
+    reductions(c, s, big_elems);
+    unsetenv("MPIX_ST_ALLREDUCE_ALGO");
+    setenv("MPIX_ST_BCAST_ALGO", "direct", 1);
+    movements(c, s, big_elems * 8 + 3);
+    unsetenv("MPIX_ST_BCAST_ALGO");
+  }
+  unsetenv("MPIX_ST_COLL_PROTOCOL");
 }
 
 // ---- many calls, other streams, epochs in between --------------------------------------------------
@@ -596,6 +614,9 @@ void bad_arguments(const Comm &c, void *s) {
     checked(MPIX_Allreduce_stream(&host_int, b.p, 1, MPI_INT, MPI_SUM, c.comm, s), MPI_ERR_BUFFER, "host memory", "not memory");
   else
     checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPI_INT, MPI_SUM, c.comm, nullptr), MPI_ERR_ARG, "null stream", "NULL");
+  setenv("MPIX_ST_COLL_PROTOCOL", "bogus", 1);
+  checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPI_INT, MPI_SUM, c.comm, s), MPI_ERR_ARG, "bogus protocol", "bogus");
+  unsetenv("MPIX_ST_COLL_PROTOCOL");
   setenv("MPIX_ST_ALLREDUCE_ALGO", "bogus", 1);
   checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPI_INT, MPI_SUM, c.comm, s), MPI_ERR_ARG, "bogus algorithm", "bogus");
   unsetenv("MPIX_ST_ALLREDUCE_ALGO");

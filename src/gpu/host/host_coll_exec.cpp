@@ -61,6 +61,44 @@ class HostCollExecutor {
     }
   }
   void barrier() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+  void settle() {}  // one thread: its steps are done in program order
+  const coll::PeerTable *table() const { return reinterpret_cast<const coll::PeerTable *>(a_.table); }
+
+  // Lines (kernels/coll_lines.h): each word one 64-bit atomic store or load.
+  void put_lines(char *lines, const char *src, uint64_t bytes, uint64_t round) {
+    if (!ok_) return;
+    const uint32_t tag = coll::line_tag(round);
+    for (uint64_t u = 0; u < coll::unit_count(bytes); ++u) {
+      const uint64_t v = coll::load_unit(src + u * coll::kLinePayload, coll::unit_bytes(bytes, u));
+      word(line(lines, u, 0)).store(coll::line_word(v, tag), std::memory_order_relaxed);
+      word(line(lines, u, 1)).store(coll::line_word(v >> 32, tag), std::memory_order_relaxed);
+    }
+  }
+  void get_lines(char *dst, const char *lines, uint64_t bytes, uint64_t round, int peer) {
+    for (uint64_t u = 0; u < coll::unit_count(bytes) && ok_; ++u) {
+      uint64_t v = 0;
+      if (await_line(lines, u, round, peer, &v))
+        coll::store_unit(dst + u * coll::kLinePayload, v, coll::unit_bytes(bytes, u));
+    }
+  }
+  void reduce_lines(char *dst, const void *const *srcs, int nsrc, int own, uint64_t n, uint64_t round) {
+    switch (a_.dtype) {
+#define MPIX_REDUCE_CASE(code, T) \
+  case coll::code: reduce_lines_typed<T>(dst, srcs, nsrc, own, n, round); break;
+      MPIX_REDUCE_CASE(kInt8, int8_t)
+      MPIX_REDUCE_CASE(kUint8, uint8_t)
+      MPIX_REDUCE_CASE(kInt32, int32_t)
+      MPIX_REDUCE_CASE(kUint32, uint32_t)
+      MPIX_REDUCE_CASE(kInt64, int64_t)
+      MPIX_REDUCE_CASE(kUint64, uint64_t)
+      MPIX_REDUCE_CASE(kFloat, float)
+      MPIX_REDUCE_CASE(kDouble, double)
+      MPIX_REDUCE_CASE(kHalf, coll::Float16)
+      MPIX_REDUCE_CASE(kBfloat16, coll::Bfloat16)
+#undef MPIX_REDUCE_CASE
+      default: break;
+    }
+  }
   void signal(uint64_t *flag, uint64_t value) {
     if (ok_) word(flag).store(value, std::memory_order_release);
   }
@@ -73,6 +111,43 @@ class HostCollExecutor {
     const auto *table = reinterpret_cast<const coll::PeerTable *>(a_.table);
     return reinterpret_cast<const uint64_t *>(table[a_.rank].flags) + coll::FlagLayout::cursor(a_.size);
   }
+  static uint64_t *line(const char *lines, uint64_t u, int w) {
+    return reinterpret_cast<uint64_t *>(const_cast<char *>(lines) + u * coll::kLineBytes) + w;
+  }
+  // Line u of round `round` from `peer`: its payload, or false when the watchdog fired.
+  bool await_line(const char *lines, uint64_t u, uint64_t round, int peer, uint64_t *payload) {
+    const uint32_t tag = coll::line_tag(round);
+    uint64_t w0 = 0, w1 = 0;
+    const bool ready = wait_until(
+        [&] {
+          w0 = word(line(lines, u, 0)).load(std::memory_order_relaxed);
+          w1 = word(line(lines, u, 1)).load(std::memory_order_relaxed);
+          return coll::line_has(w0, w1, tag);
+        },
+        a_.watchdog_ns);
+    if (ready) {
+      *payload = coll::line_payload(w0, w1);
+      return true;
+    }
+    *report_ = WatchdogReport{a_.comm_id, peer, work::kWaitCollective, round, coll::line_round_seen(w0)};
+    ok_ = false;
+    return false;
+  }
+  template <typename T>
+  void reduce_lines_typed(char *dst, const void *const *srcs, int nsrc, int own, uint64_t n, uint64_t round) {
+    const uint64_t bytes = n * sizeof(T);
+    for (uint64_t u = 0; u < coll::unit_count(bytes) && ok_; ++u) {
+      const uint64_t k = coll::unit_bytes(bytes, u);
+      uint64_t out = 0;
+      auto fetch = [&](int src, uint64_t *v) {
+        if (src != own) return await_line(static_cast<const char *>(srcs[src]), u, round, src, v);
+        *v = coll::load_unit(static_cast<const char *>(srcs[src]) + u * coll::kLinePayload, k);
+        return true;
+      };
+      if (coll::reduce_unit<T>(a_.op, nsrc, fetch, &out)) coll::store_unit(dst + u * coll::kLinePayload, out, k);
+    }
+  }
+
   const coll::Args &a_;
   WatchdogReport *report_;
   bool ok_ = true;

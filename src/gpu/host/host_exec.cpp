@@ -16,31 +16,12 @@ namespace mpix::gpu::host_exec {
 namespace {
 using work::Item;
 
-uint64_t now_ns() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
-
 uint64_t load_acquire(uint64_t addr) {
   return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(addr)).load(std::memory_order_acquire);
 }
 
-// Spins briefly, then yields, then sleeps with growing pauses: CI runs several ranks, each with a
-// stream thread, on two cores, so a hard spin would starve the process being waited for.
 bool wait_item(const Item &it, uint64_t want, uint64_t watchdog_ns, uint64_t *seen) {
-  const uint64_t start = now_ns();
-  for (unsigned spin = 0;; ++spin) {
-    if ((*seen = load_acquire(it.a)) >= want) return true;
-    if (spin < 64) continue;
-    if (watchdog_ns && now_ns() - start > watchdog_ns) return false;
-    if (spin < 256) {
-      sched_yield();
-    } else {
-      unsigned us = spin < 1024 ? 5 : 50;
-      std::this_thread::sleep_for(std::chrono::microseconds(us));
-    }
-  }
+  return wait_until([&] { return (*seen = load_acquire(it.a)) >= want; }, watchdog_ns);
 }
 
 bool cma_transfer(bool write, int pid, void *local, uint64_t remote, uint64_t bytes, std::string *why) {
@@ -236,6 +217,23 @@ bool wait_all(const std::vector<Item> &waits, const WorkList &list, WatchdogRepo
 }
 
 }  // namespace
+
+uint64_t clock_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+// Spins briefly, then yields, then sleeps with growing pauses: CI runs several ranks, each with a
+// stream thread, on two cores, so a hard spin would starve the process being waited for.
+void pause_after(unsigned spin) {
+  if (spin < 64) return;
+  if (spin < 256) {
+    sched_yield();
+    return;
+  }
+  std::this_thread::sleep_for(std::chrono::microseconds(spin < 1024 ? 5 : 50));
+}
 
 bool wait_at_least(const uint64_t *flag, uint64_t want, uint64_t watchdog_ns, uint64_t *seen) {
   Item it{};

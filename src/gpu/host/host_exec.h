@@ -13,6 +13,23 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why);
 // 0) passed first, with the last value seen in *seen.
 bool wait_at_least(const uint64_t *flag, uint64_t want, uint64_t watchdog_ns, uint64_t *seen);
 
+// The pause between two polls of a wait that has polled `spin` times (spin, yield, then sleep),
+// and the clock the watchdog reads.
+void pause_after(unsigned spin);
+uint64_t clock_ns();
+
+// Polls ready() until it returns true (pausing as pause_after says); false when watchdog_ns (if
+// not 0) passed first.
+template <class Ready>
+bool wait_until(Ready &&ready, uint64_t watchdog_ns) {
+  const uint64_t start = clock_ns();
+  for (unsigned spin = 0;; ++spin) {
+    if (ready()) return true;
+    if (spin >= 64 && watchdog_ns && clock_ns() - start > watchdog_ns) return false;
+    pause_after(spin);
+  }
+}
+
 // Runs one collective call's schedule (kernels/coll_schedules.h); kOk or kErrTimeout.
 int run_collective(const coll::Args &args, WatchdogReport *report);
 
