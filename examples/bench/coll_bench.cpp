@@ -234,6 +234,12 @@ double timed_graph(int iters, void *stream, F &&enqueue) {
 
 }  // namespace
 
+// The collectives' protocol setting of the run (auto unless MPIX_ST_COLL_PROTOCOL names one).
+const char *protocol_setting() {
+  const char *v = std::getenv("MPIX_ST_COLL_PROTOCOL");
+  return v && *v ? v : "auto";
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, n = 1;
@@ -257,6 +263,7 @@ int main(int argc, char **argv) {
   if (rank == 0) {
     std::printf("# coll_bench: %d ranks, backend %s, device %s, float, MPI_SUM, root 0\n", n, xdev::kind(),
                 xdev::device_name());
+    std::printf("# MPIX_ST_COLL_PROTOCOL %s\n", protocol_setting());
     std::printf("# vendor: %s; MPI: %s; iters %d (fewer above 1 MiB), warm-up %d%s\n",
                 vendor ? vendor->name().c_str() : "none", o.mpi_device ? "device buffers" : "host-staged", o.iters,
                 o.warmup, o.graph ? "; graph replays too" : "");
@@ -316,6 +323,7 @@ int main(int argc, char **argv) {
       std::fprintf(f, "{\n  \"benchmark\": \"coll_bench\",\n  \"ranks\": %d,\n  \"backend\": \"%s\",\n", n, xdev::kind());
       std::fprintf(f, "  \"device\": \"%s\",\n  \"vendor\": \"%s\",\n  \"mpi_buffers\": \"%s\",\n", xdev::device_name(),
                    vendor ? vendor->name().c_str() : "none", o.mpi_device ? "device" : "host-staged");
+      std::fprintf(f, "  \"protocol\": \"%s\",\n", protocol_setting());
       std::fprintf(f, "  \"results\": [\n");
       for (size_t i = 0; i < results.size(); ++i) {
         const Result &r = results[i];
