@@ -253,9 +253,11 @@ class DeviceCollExecutor {
     const uint64_t bytes = n * sizeof(T);
     for (uint64_t u = tid_; u < mpix::coll::unit_count(bytes); u += nthreads_) {
       const uint64_t k = mpix::coll::unit_bytes(bytes, u);
+      // The own unit's load is issued first, so it overlaps the first line's.
+      const uint64_t mine = mpix::coll::load_unit(static_cast<const char *>(srcs[own]) + u * mpix::coll::kLinePayload, k);
       auto fetch = [&](int s, uint64_t *v) {
         if (s != own) return await_line(static_cast<const char *>(srcs[s]), u, round, s, v);
-        *v = mpix::coll::load_unit(static_cast<const char *>(srcs[s]) + u * mpix::coll::kLinePayload, k);
+        *v = mine;
         return true;
       };
       uint64_t out;

@@ -50,10 +50,10 @@ uint64_t bytes_pushed(const Context &c, uint64_t count, uint32_t esize) {
   return count * esize * static_cast<uint64_t>(c.size > 1 ? c.size - 1 : 1);
 }
 
-// Channels of a call (coll_args.h): one per channel_bytes of what a rank pushes, at most the
-// communicator's (its scratch regions).
-uint32_t channels_for(const Context &c, uint64_t pushed) {
-  return static_cast<uint32_t>(std::clamp<uint64_t>((pushed + c.channel_bytes - 1) / c.channel_bytes, 1, c.regions));
+// Channels of a call (coll_args.h): one per `per_channel` bytes of what a rank pushes, at most
+// `most` (the communicator's scratch regions, or its line areas).
+uint32_t channels_for(uint64_t pushed, uint64_t per_channel, uint32_t most) {
+  return static_cast<uint32_t>(std::clamp<uint64_t>((pushed + per_channel - 1) / per_channel, 1, most));
 }
 
 // Threads of a channel's block, by the bytes the channel pushes in the call. Measured on 2 H200s
@@ -65,6 +65,11 @@ uint32_t channels_for(const Context &c, uint64_t pushed) {
 uint32_t threads_for(uint64_t pushed_per_channel) {
   if (pushed_per_channel <= 4 * 1024) return 128;
   return pushed_per_channel < (1u << 20) ? 256 : 512;
+}
+// kLL: a thread per 8-byte unit a channel pushes, 128 to 512 (each unit waits for its line in
+// turn, so a thread's units do not overlap).
+uint32_t line_threads_for(uint64_t pushed_per_channel) {
+  return static_cast<uint32_t>(std::clamp<uint64_t>((pushed_per_channel / kLinePayload + 127) / 128 * 128, 128, 512));
 }
 
 // kLL (coll_args.h) up to this many bytes pushed per call: lines carry the data with its flag,
@@ -166,16 +171,17 @@ core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bo
   Protocol proto = kSimple;
   if (core::Result r = choose_protocol(call, static_cast<Algo>(a.algo), pushed, &proto)) return r;
   a.proto = proto;
-  a.channels = channels_for(c, pushed);
   if (proto == kLL) {
-    a.channels = std::min(a.channels, c.line_regions);
+    a.channels = channels_for(pushed, c.line_channel_bytes, c.line_regions);
+    a.threads = line_threads_for(pushed / a.channels);
     a.line_region_bytes = c.line_region_bytes;
     a.round_elems = line_round_capacity(a.size, a.line_region_bytes, elem_size(a.dtype));
   } else {
+    a.channels = channels_for(pushed, c.channel_bytes, c.regions);
+    a.threads = threads_for(pushed / a.channels);
     a.round_elems = round_capacity(a.kind, a.algo, a.size, channel_half_bytes(a.half_bytes, a.regions),
                                    elem_size(a.dtype));
   }
-  a.threads = threads_for(pushed / a.channels);
   if (a.round_elems == 0)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "the collective scratch (MPIX_ST_COLL_SCRATCH_KIB) is too small "
                                                      "for " + std::to_string(c.size) + " ranks");

@@ -45,12 +45,19 @@ uint64_t default_channel_bytes() {
   return 16 * 1024;
 }
 
-// kLL line areas (coll_args.h): a channel's area holds 4 channel_bytes of lines per half, so a
-// round of a call that is one channel per channel_bytes pushed fits one round (lines carry half
-// their size; a source's share is about channel_bytes / (n - 1)). kLL is for small calls: at most
-// this many channels use it, which bounds the memory (2 MiB per rank on GPUs).
+// kLL line areas (coll_args.h). A kLL call takes one channel per line_channel_bytes a rank pushes
+// (MPIX_ST_COLL_LL_CHANNEL_KIB, default 4 KiB): a line is one round trip to memory per unit and
+// thread, so small calls need many threads in flight, not large slices. A channel's area holds 4
+// line_channel_bytes of lines per half, so such a call fits one round (lines carry half their
+// size; a source's share is about line_channel_bytes / (n - 1)). At most kMaxLineChannels
+// channels use kLL, which bounds the memory (512 KiB per rank by default).
 constexpr uint32_t kMaxLineChannels = 16;
-uint64_t line_region_offer(uint64_t channel_bytes) { return 4 * channel_bytes; }
+uint64_t default_line_channel_bytes() {
+  if (const char *v = std::getenv("MPIX_ST_COLL_LL_CHANNEL_KIB"); v && *v)
+    return std::max<uint64_t>(std::strtoull(v, nullptr, 10), 1) * 1024;
+  return 4 * 1024;
+}
+uint64_t line_region_offer(uint64_t line_channel_bytes) { return 4 * line_channel_bytes; }
 uint64_t scratch_bytes(uint64_t half_bytes, uint32_t max_channels, uint64_t line_region_bytes) {
   return 2 * half_bytes + 2 * std::min(max_channels, kMaxLineChannels) * line_region_bytes;
 }
@@ -65,6 +72,7 @@ struct Record {
   gpu::RegionHandle scratch, flags;
   uint64_t half_bytes;
   uint64_t channel_bytes;
+  uint64_t line_channel_bytes;
   uint64_t line_region_bytes;
   uint32_t max_channels;
   int32_t pid;
@@ -152,7 +160,8 @@ core::Result build(Context &c, MPI_Comm comm) {
   mine.half_bytes = default_half_bytes();
   mine.max_channels = default_max_channels();
   mine.channel_bytes = default_channel_bytes();
-  mine.line_region_bytes = line_region_offer(mine.channel_bytes);
+  mine.line_channel_bytes = default_line_channel_bytes();
+  mine.line_region_bytes = line_region_offer(mine.line_channel_bytes);
   const uint64_t my_scratch_bytes = scratch_bytes(mine.half_bytes, mine.max_channels, mine.line_region_bytes);
   mine.pid = static_cast<int32_t>(getpid());
   mine.where = topo::locate(comm, core::config().vnode_size);
@@ -184,6 +193,7 @@ core::Result build(Context &c, MPI_Comm comm) {
   c.half_bytes = mine.half_bytes;
   uint32_t max_channels = mine.max_channels;
   c.channel_bytes = mine.channel_bytes;
+  c.line_channel_bytes = mine.line_channel_bytes;
   c.line_region_bytes = mine.line_region_bytes;
   for (int q = 0; q < c.size; ++q) {
     if (!all[q].ok && failed_rank < 0) failed_rank = q;
@@ -192,6 +202,7 @@ core::Result build(Context &c, MPI_Comm comm) {
     c.half_bytes = std::min(c.half_bytes, all[q].half_bytes);
     max_channels = std::min(max_channels, all[q].max_channels);
     c.channel_bytes = std::max(c.channel_bytes, all[q].channel_bytes);
+    c.line_channel_bytes = std::max(c.line_channel_bytes, all[q].line_channel_bytes);
     c.line_region_bytes = std::min(c.line_region_bytes, all[q].line_region_bytes);
   }
   // Every region holds a channel's worth (channel_bytes) and the most slots an algorithm cuts it

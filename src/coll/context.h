@@ -27,8 +27,10 @@ struct Context {
   uint32_t regions = 1;
   uint64_t channel_bytes = 0;
   // The kLL protocol's line areas (coll_args.h), after the two halves: line_regions channels of
-  // line_region_bytes per half (the smallest any rank offered).
+  // line_region_bytes per half (the smallest any rank offered); a kLL call takes a channel per
+  // line_channel_bytes pushed (the most any rank asked for).
   uint32_t line_regions = 1;
+  uint64_t line_channel_bytes = 0;
   uint64_t line_region_bytes = 0;
   uint64_t *flags = nullptr; // FlagLayout::words(size) per channel, peers store to it
   void *table = nullptr;     // PeerTable[size], in memory the backend's streams read
