@@ -204,15 +204,21 @@ class DeviceCollExecutor {
   }
 
   // The last block to finish advances the cursor (every block read it long before) and resets
-  // the barrier slot. One block needs no count and no fence before its releasing store.
+  // the barrier slot. The cursor is read by this rank's later launches, which the kernel boundary
+  // orders, and by the host's drain check, which needs the count only: no system-scope fence (it
+  // cost about a microsecond per call). Blocks order their reads before the count at device scope.
   __device__ void finish(uint64_t value) {
     __syncthreads();
     if (threadIdx.x != 0) return;
-    uint64_t *cursor = const_cast<uint64_t *>(cursor_word());
-    if (gridDim.x == 1) return mpix_store_release_sys(cursor, value);
-    mpix_fence_sys();
+    auto *cursor = const_cast<volatile uint64_t *>(cursor_word());
+    if (gridDim.x == 1) {
+      *cursor = value;
+      return;
+    }
+    mpix_fence_gpu();
     if (atomicAdd(words_ + kFinished, 1u) + 1 != gridDim.x) return;
-    mpix_store_release_sys(cursor, value);
+    mpix_fence_gpu();
+    *cursor = value;
     atomicExch(words_ + kAbandoned, 0u);
     atomicExch(words_ + kFinished, 0u);
   }

@@ -13,6 +13,7 @@ __device__ inline void mpix_store_release_sys(uint64_t *p, uint64_t v) {
   __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
 }
 __device__ inline void mpix_fence_sys() { __threadfence_system(); }
+__device__ inline void mpix_fence_gpu() { __threadfence(); }
 // A line of the collectives' kLL protocol (coll_lines.h): two words, each one 64-bit access.
 __device__ inline void mpix_store_line(uint64_t *p, uint64_t w0, uint64_t w1) {
   __hip_atomic_store(p, w0, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
@@ -52,6 +53,8 @@ __device__ inline void mpix_fence_sys() {
   asm volatile("fence.acq_rel.sys;" ::: "memory");
 #endif
 }
+// Orders a block's accesses before and after it for the device's other blocks only.
+__device__ inline void mpix_fence_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 // A line of the collectives' kLL protocol (coll_lines.h): one 16-byte access of two 64-bit words,
 // each single-copy atomic; volatile is relaxed at system scope.
 __device__ inline void mpix_store_line(uint64_t *p, uint64_t w0, uint64_t w1) {
