@@ -133,22 +133,9 @@ class DeviceCollExecutor {
 
   __device__ void reduce(void *const *dsts, int ndst, const void *const *srcs, int nsrc, uint64_t n) {
     if (*failed_) return;
-    switch (a_.dtype) {
-#define MPIX_REDUCE_CASE(code, T) \
-  case mpix::coll::code: reduce_elements<T>(dsts, ndst, srcs, nsrc, n, a_.op, tid_, nthreads_); break;
-      MPIX_REDUCE_CASE(kInt8, int8_t)
-      MPIX_REDUCE_CASE(kUint8, uint8_t)
-      MPIX_REDUCE_CASE(kInt32, int32_t)
-      MPIX_REDUCE_CASE(kUint32, uint32_t)
-      MPIX_REDUCE_CASE(kInt64, long long)
-      MPIX_REDUCE_CASE(kUint64, unsigned long long)
-      MPIX_REDUCE_CASE(kFloat, float)
-      MPIX_REDUCE_CASE(kDouble, double)
-      MPIX_REDUCE_CASE(kHalf, mpix::coll::Float16)
-      MPIX_REDUCE_CASE(kBfloat16, mpix::coll::Bfloat16)
-#undef MPIX_REDUCE_CASE
-      default: break;
-    }
+    mpix::coll::with_reduce_type(a_.dtype, [&](auto t) {
+      reduce_elements<typename decltype(t)::type>(dsts, ndst, srcs, nsrc, n, a_.op, tid_, nthreads_);
+    });
   }
 
   // The block's stores, fenced at system scope by one thread after the block barrier (fences are
@@ -185,22 +172,9 @@ class DeviceCollExecutor {
     }
   }
   __device__ void reduce_lines(char *dst, const void *const *srcs, int nsrc, int own, uint64_t n, uint64_t round) {
-    switch (a_.dtype) {
-#define MPIX_REDUCE_CASE(code, T) \
-  case mpix::coll::code: reduce_lines_typed<T>(dst, srcs, nsrc, own, n, round); break;
-      MPIX_REDUCE_CASE(kInt8, int8_t)
-      MPIX_REDUCE_CASE(kUint8, uint8_t)
-      MPIX_REDUCE_CASE(kInt32, int32_t)
-      MPIX_REDUCE_CASE(kUint32, uint32_t)
-      MPIX_REDUCE_CASE(kInt64, long long)
-      MPIX_REDUCE_CASE(kUint64, unsigned long long)
-      MPIX_REDUCE_CASE(kFloat, float)
-      MPIX_REDUCE_CASE(kDouble, double)
-      MPIX_REDUCE_CASE(kHalf, mpix::coll::Float16)
-      MPIX_REDUCE_CASE(kBfloat16, mpix::coll::Bfloat16)
-#undef MPIX_REDUCE_CASE
-      default: break;
-    }
+    mpix::coll::with_reduce_type(a_.dtype, [&](auto t) {
+      reduce_lines_typed<typename decltype(t)::type>(dst, srcs, nsrc, own, n, round);
+    });
   }
 
   // The last block to finish advances the cursor (every block read it long before) and resets

@@ -91,6 +91,28 @@ MPIX_HOST_DEVICE inline T reduce_op(uint8_t op, T a, T b) {
   return b;  // bitwise operators on floating point are refused before enqueue
 }
 
+// Calls fn(Type<T>{}) with the element type of a reduction's dtype code (nothing for kBytes).
+template <typename T>
+struct Type {
+  using type = T;
+};
+template <typename Fn>
+MPIX_HOST_DEVICE inline void with_reduce_type(uint8_t dtype, Fn &&fn) {
+  switch (dtype) {
+    case kInt8: return fn(Type<int8_t>{});
+    case kUint8: return fn(Type<uint8_t>{});
+    case kInt32: return fn(Type<int32_t>{});
+    case kUint32: return fn(Type<uint32_t>{});
+    case kInt64: return fn(Type<int64_t>{});
+    case kUint64: return fn(Type<uint64_t>{});
+    case kFloat: return fn(Type<float>{});
+    case kDouble: return fn(Type<double>{});
+    case kHalf: return fn(Type<Float16>{});
+    case kBfloat16: return fn(Type<Bfloat16>{});
+    default: return;
+  }
+}
+
 // One unit (8 bytes) of a reduction over line payloads: fetch(s, &word) gives source s's payload
 // (false: its wait failed, and the unit is dropped). Elements combine as ReduceIn<T>::Acc in source
 // order and are rounded once, as the kSimple reduction does, so both protocols give the same bits.
@@ -489,7 +511,10 @@ class Schedule {
       if (i > 0) signal_freed(round(i - 1).r);
     }
   }
-  MPIX_HOST_DEVICE void push_blocks(const Round &rd, bool personal) {
+  // The round's block for each peer q, once q may take it: push(q, src, bytes); my own block is
+  // copied into place (unless it is there already: in place).
+  template <class Push>
+  MPIX_HOST_DEVICE void for_each_block(const Round &rd, bool personal, Push &&push) {
     const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_;
     for (int q = 0; q < n_; ++q) {
       const char *src = send() + (personal ? q * block : 0) + off;
@@ -498,8 +523,13 @@ class Schedule {
         continue;
       }
       wait_freed(q, rd.r);
-      x_.copy(scratch(q, rd.r) + me_ * slot_bytes(), src, bytes);
+      push(q, src, bytes);
     }
+  }
+  MPIX_HOST_DEVICE void push_blocks(const Round &rd, bool personal) {
+    for_each_block(rd, personal, [&](int q, const char *src, uint64_t bytes) {
+      x_.copy(scratch(q, rd.r) + me_ * slot_bytes(), src, bytes);
+    });
   }
   MPIX_HOST_DEVICE void copy_out_blocks(const Round &rd) {
     const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_;
@@ -551,15 +581,9 @@ class Schedule {
   }
   MPIX_HOST_DEVICE void gather_lines(const Round &rd, bool personal) {
     const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_;
-    for (int q = 0; q < n_; ++q) {
-      const char *src = send() + (personal ? q * block : 0) + off;
-      if (q == me_) {
-        if (src != recv() + me_ * block + off) x_.copy(recv() + me_ * block + off, src, bytes);
-        continue;
-      }
-      wait_freed(q, rd.r);
-      x_.put_lines(line_slot(q, rd.r, me_), src, bytes, rd.r);
-    }
+    for_each_block(rd, personal, [&](int q, const char *src, uint64_t n) {
+      x_.put_lines(line_slot(q, rd.r, me_), src, n, rd.r);
+    });
     x_.settle();  // in place (alltoall): every block is pushed before received blocks overwrite it
     for (int q = 0; q < n_; ++q)
       if (q != me_) x_.get_lines(recv() + q * block + off, line_slot(me_, rd.r, q), bytes, rd.r, q);

@@ -43,22 +43,9 @@ class HostCollExecutor {
   }
   void reduce(void *const *dsts, int ndst, const void *const *srcs, int nsrc, uint64_t n) {
     if (!ok_ || n == 0) return;
-    switch (a_.dtype) {
-#define MPIX_REDUCE_CASE(code, T) \
-  case coll::code: reduce_typed<T>(dsts, ndst, srcs, nsrc, n, a_.op); break;
-      MPIX_REDUCE_CASE(kInt8, int8_t)
-      MPIX_REDUCE_CASE(kUint8, uint8_t)
-      MPIX_REDUCE_CASE(kInt32, int32_t)
-      MPIX_REDUCE_CASE(kUint32, uint32_t)
-      MPIX_REDUCE_CASE(kInt64, int64_t)
-      MPIX_REDUCE_CASE(kUint64, uint64_t)
-      MPIX_REDUCE_CASE(kFloat, float)
-      MPIX_REDUCE_CASE(kDouble, double)
-      MPIX_REDUCE_CASE(kHalf, coll::Float16)
-      MPIX_REDUCE_CASE(kBfloat16, coll::Bfloat16)
-#undef MPIX_REDUCE_CASE
-      default: break;
-    }
+    coll::with_reduce_type(a_.dtype, [&](auto t) {
+      reduce_typed<typename decltype(t)::type>(dsts, ndst, srcs, nsrc, n, a_.op);
+    });
   }
   void barrier() { std::atomic_thread_fence(std::memory_order_seq_cst); }
   void settle() {}  // one thread: its steps are done in program order
@@ -82,22 +69,9 @@ class HostCollExecutor {
     }
   }
   void reduce_lines(char *dst, const void *const *srcs, int nsrc, int own, uint64_t n, uint64_t round) {
-    switch (a_.dtype) {
-#define MPIX_REDUCE_CASE(code, T) \
-  case coll::code: reduce_lines_typed<T>(dst, srcs, nsrc, own, n, round); break;
-      MPIX_REDUCE_CASE(kInt8, int8_t)
-      MPIX_REDUCE_CASE(kUint8, uint8_t)
-      MPIX_REDUCE_CASE(kInt32, int32_t)
-      MPIX_REDUCE_CASE(kUint32, uint32_t)
-      MPIX_REDUCE_CASE(kInt64, int64_t)
-      MPIX_REDUCE_CASE(kUint64, uint64_t)
-      MPIX_REDUCE_CASE(kFloat, float)
-      MPIX_REDUCE_CASE(kDouble, double)
-      MPIX_REDUCE_CASE(kHalf, coll::Float16)
-      MPIX_REDUCE_CASE(kBfloat16, coll::Bfloat16)
-#undef MPIX_REDUCE_CASE
-      default: break;
-    }
+    coll::with_reduce_type(a_.dtype, [&](auto t) {
+      reduce_lines_typed<typename decltype(t)::type>(dst, srcs, nsrc, own, n, round);
+    });
   }
   void signal(uint64_t *flag, uint64_t value) {
     if (ok_) word(flag).store(value, std::memory_order_release);
