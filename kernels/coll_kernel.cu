@@ -2,7 +2,8 @@
 // Each block runs channels blockIdx.x, blockIdx.x + gridDim.x, ... of the call: its threads walk
 // the channel's schedule and share its copies and reductions, its first thread polls the flags a
 // step waits for, and a block barrier with a system-scope fence orders the data before the
-// signals that announce it. Blocks never wait for each other; they never outnumber what the device
+// signals that announce it (kSimple). Under kLL every thread polls the lines of its own units and
+// no fence is needed (coll_lines.h). Blocks never wait for each other; they never outnumber what the device
 // runs at once (the backend sizes the grid), so a channel a peer waits on is always running.
 // The same source builds as CUDA (nvcc) and HIP (hipcc -x hip).
 #include <cstdio>
