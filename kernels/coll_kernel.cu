@@ -98,7 +98,8 @@ class DeviceCollExecutor {
   // dependent global load each.
   __device__ const mpix::coll::PeerTable *table() const { return table_; }
 
-  // Uniform within a block: *failed_ changes only between barriers of the block's threads.
+  // Uniform within a block where the schedules read it (after a block barrier): flag waits set
+  // *failed_ before their barrier, kLL line waits mid-step, and every thread sees it by the next.
   __device__ bool ok() const { return !*failed_; }
 
   __device__ uint64_t load(const uint64_t *word) const { return *reinterpret_cast<const volatile uint64_t *>(word); }
