@@ -12,6 +12,10 @@ __device__ inline uint64_t mpix_load_acquire_sys(const uint64_t *p) {
 __device__ inline void mpix_store_release_sys(uint64_t *p, uint64_t v) {
   __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
 }
+// A signal that orders nothing before it (a list without data): no fence.
+__device__ inline void mpix_store_relaxed_sys(uint64_t *p, uint64_t v) {
+  __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
 __device__ inline void mpix_fence_sys() { __threadfence_system(); }
 __device__ inline void mpix_fence_gpu() { __threadfence(); }
 // A line of the collectives' kLL protocol (coll_lines.h): two words, each one 64-bit access.
@@ -41,6 +45,11 @@ __device__ inline uint64_t mpix_load_acquire_sys(const uint64_t *p) {
 }
 __device__ inline void mpix_store_release_sys(uint64_t *p, uint64_t v) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+// A signal that orders nothing before it (a list without data): no fence. On H100 the fence in
+// st.release.sys costs about 2 us even with no store outstanding (measured in the epoch kernel).
+__device__ inline void mpix_store_relaxed_sys(uint64_t *p, uint64_t v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 // Every use is a release or acquire pattern (a fence, then a flag store or the count that tells
 // the last block; or a flag load, then the fence), which fence.acq_rel orders; none needs the

@@ -112,6 +112,11 @@ enum LaunchBits : uint16_t {
   kOrdered = 1,            // accumulates apply in list order (MPI's default accumulate ordering)
   kSkipIfWatchdogFired = 2,  // the rest of a list whose first launch may have timed out
   kCheckAlive = 4,           // captured launch: do nothing if its window was freed (alive_addr)
+  // No launch of the list moves data (a post; a complete that put and got nothing): its signals
+  // are relaxed stores. What precedes them on the stream ended at a kernel boundary, and the
+  // memory peers then reach is coherent where those kernels' stores landed (this device's L2,
+  // or the network's target), so a release would order nothing and cost a system fence.
+  kNoData = 8,
 };
 
 // Items of a launch, in order: waits, ops (copies, accumulates, stores), signals (stores, the

@@ -391,6 +391,7 @@ class DeviceBackend final : public Backend {
     for (const work::Item &it : list.ops)
       accumulates += it.kind == work::kAccumulate || it.kind == work::kAccumulatePairs;
     const bool ordered = accumulates > 1;
+    const bool no_data = list.ops.empty() && list.trailing_ops.empty();
     // Launch order (work_items.h): waits, ops, stored signals, trailing waits, counting signals.
     // Scratch kept per thread: enqueue is the hot path, and it allocates nothing once warm.
     thread_local std::vector<work::Item> stores, counts_signals;
@@ -446,7 +447,7 @@ class DeviceBackend final : public Backend {
       // Trailing ops are copies, never ordered accumulates; a timed-out trailing wait skips them.
       const bool one_block = ordered && !after_trailing_waits;
       p.h.bits = bits | (one_block ? work::kOrdered : 0) | (after_trailing_waits ? work::kSkipIfWatchdogFired : 0) |
-                 (list.captured ? work::kCheckAlive : 0);
+                 (list.captured ? work::kCheckAlive : 0) | (no_data ? work::kNoData : 0);
       // Derived-datatype lists of many short pieces are bound by the pieces' latency, not by bytes:
       // enough blocks that each group of threads handles a few pieces (epoch_kernel.cu, walk_pairs).
       const uint64_t want = std::max<uint64_t>(bytes / bytes_per_block_, pairs / kPairsPerBlock);
