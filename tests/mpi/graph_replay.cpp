@@ -188,6 +188,11 @@ void replay_after_free(void *s) {
 
   xdev::fill(memory, 0x77, 64);
   MT_OK(MPI_Win_free(&w.win));
+  // A window made now may take the freed one's flag memory (GPU backends reuse it): the stale
+  // replay below must leave it alone too.
+  TestWin fresh = make_window(WinKind::create, 64);
+  xdev::fill(fresh.base, 0x33, 64);
+  MT_SYNC(s);
   xdev::graph_launch(graph, s);
 #ifdef MPIX_TEST_CUDA
   xdev::stream_sync(s);
@@ -202,6 +207,25 @@ void replay_after_free(void *s) {
   got = read_device(memory, 64);
   std::vector<uint8_t> untouched(64, 0x77);
   MT_SAME_BYTES(got.data(), untouched.data(), 64, "window memory after a replay of its freed window");
+  got = read_device(fresh.base, 64);
+  std::vector<uint8_t> fresh_untouched(64, 0x33);
+  MT_SAME_BYTES(got.data(), fresh_untouched.data(), 64, "a new window's memory after the stale replay");
+  // The new window's own epochs still run.
+  g_context = "an epoch on the window made after the free";
+  xdev::stamp(s, src.p, 64, gen, 0x5e2f);
+  MT_OK(MPIX_Win_post_stream(self, fresh.win, s));
+  MT_OK(MPI_Win_start(self, MPIX_MODE_STREAM, fresh.win));
+  MT_OK(MPI_Put(src.p, 64, MPI_BYTE, g_rank, 0, 64, MPI_BYTE, fresh.win));
+  MT_OK(MPIX_Win_complete_stream(fresh.win, s));
+  MT_OK(MPIX_Win_wait_stream(fresh.win, s));
+  MT_SYNC(s);
+  uint64_t generation = 0;  // the stale replay's stamp kernel ran too
+  const auto gen_bytes = read_device(reinterpret_cast<uint8_t *>(gen), sizeof generation);
+  std::memcpy(&generation, gen_bytes.data(), sizeof generation);
+  for (size_t i = 0; i < 64; ++i) want[i] = xdev::stamp_byte(0x5e2f, generation, i);
+  got = read_device(fresh.base, 64);
+  MT_SAME_BYTES(got.data(), want.data(), 64, "the new window's epoch");
+  free_window(fresh);
   xdev::graph_destroy(graph);
   xdev::free(gen);
   xdev::free(memory);

@@ -142,8 +142,16 @@ class DeviceBackend final : public Backend {
     io_pages_.erase(it);
   }
 
+  // Flag memory is never handed back to the runtime: a captured launch replayed after its window
+  // was freed reads its wait's cursor, in that memory, while it learns that the window is gone
+  // (epoch_kernel.cu), so the memory stays mapped. Freed blocks serve later windows.
   int allocate_flags(size_t bytes, void **ptr) override {
-    if (int st = check(gpu_malloc_flags(ptr, bytes), "flag allocation", kErrNoMemory)) return st;
+    *ptr = take_spare_flags(bytes);
+    if (!*ptr) {
+      if (int st = check(gpu_malloc_flags(ptr, bytes), "flag allocation", kErrNoMemory)) return st;
+      std::lock_guard<std::mutex> lock(map_mu_);
+      flag_blocks_[*ptr] = bytes;
+    }
     // Zeroed on the internal stream and waited for: a plain memset runs on the legacy stream, which
     // the non-blocking internal stream does not wait for, so a copy_to_device of initial values
     // could land first and be zeroed (seen on a GPU time-sliced between two processes).
@@ -151,7 +159,10 @@ class DeviceBackend final : public Backend {
     if (e == gpuSuccess) e = MPIX_GPU(StreamSynchronize)(internal_);
     return check(e, "flag initialisation");
   }
-  void free_flags(void *ptr) override { (void)MPIX_GPU(Free)(ptr); }
+  void free_flags(void *ptr) override {
+    std::lock_guard<std::mutex> lock(map_mu_);
+    if (flag_blocks_.count(ptr)) spare_flags_.push_back(ptr);
+  }
 
   int export_region(void *ptr, size_t bytes, RegionHandle *out) override {
     *out = RegionHandle{};
@@ -362,6 +373,18 @@ class DeviceBackend final : public Backend {
   }
 
 
+  // The smallest freed flag block that holds `bytes`, or null.
+  void *take_spare_flags(size_t bytes) {
+    std::lock_guard<std::mutex> lock(map_mu_);
+    auto best = spare_flags_.end();
+    for (auto it = spare_flags_.begin(); it != spare_flags_.end(); ++it)
+      if (flag_blocks_[*it] >= bytes && (best == spare_flags_.end() || flag_blocks_[*it] < flag_blocks_[*best])) best = it;
+    if (best == spare_flags_.end()) return nullptr;
+    void *ptr = *best;
+    spare_flags_.erase(best);
+    return ptr;
+  }
+
   bool is_large_copy(const work::Item &it) const { return it.kind == work::kCopy && it.bytes >= copy_engine_bytes_; }
   bool has_large_copy(const WorkList &list) const {
     for (const work::Item &it : list.ops)
@@ -500,6 +523,8 @@ class DeviceBackend final : public Backend {
   bool time_sliced_ = false, memop_waits_ = false;
   std::string device_id_;
   uint32_t *alive_ = nullptr;                 // live windows (work::window_alive_slot), device memory
+  std::map<void *, size_t> flag_blocks_;      // every flag allocation and its size (never freed)
+  std::vector<void *> spare_flags_;           // those whose window or communicator was freed
   gpuStream_t internal_ = nullptr;  // host-driven RMA runs its copies here
   mutable std::mutex mu_;
   std::string last_error_;
