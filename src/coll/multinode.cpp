@@ -388,6 +388,45 @@ class Enqueuer {
     return core::ok();
   }
 
+  // Allgather over rails (seed 004, no leader): a rank's block crosses the network once per node,
+  // to that node's rank with the same local index (its rail peer; the local index modulo the
+  // node's size where nodes differ), which forwards it to the rest of its node in a node-local
+  // epoch together with its own block. Each rank sends nodes - 1 blocks over the network instead
+  // of one per rank on other nodes; the node-local path carries the fan-out.
+  core::Result allgather_rails() {
+    const int me = c_.rank, n = c_.size, my_node = n_.node_index;
+    const uint64_t slots = n, cap = chunk_elems(slots), sb = slot_bytes(slots);
+    const uint64_t block = call_.count * esize_;
+    std::vector<std::vector<int>> members(n_.nodes);  // each node's ranks, in communicator order
+    for (int q = 0; q < n; ++q) members[n_.node_of[q]].push_back(q);
+    const auto relay = [&](int source, int node) {
+      const std::vector<int> &m = members[node];
+      return m[n_.local_rank_of[source] % m.size()];
+    };
+    std::vector<int> rail_targets, rail_origins, locals;
+    for (int v = 0; v < n_.nodes; ++v)
+      if (v != my_node) rail_targets.push_back(relay(me, v));
+    for (int q = 0; q < n; ++q)
+      if (n_.node_of[q] != my_node && relay(q, my_node) == me) rail_origins.push_back(q);
+    for (int q : members[my_node])
+      if (q != me) locals.push_back(q);
+    for (uint64_t f = 0; f < call_.count; f += cap) {
+      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_, bytes = e * esize_;
+      std::vector<Put> puts;
+      for (int t : rail_targets) puts.push_back({t, in() + off, me * sb, bytes});
+      if (core::Result r = epoch(rail_origins, puts, rail_targets)) return r;
+      puts.clear();
+      for (int l : locals) {
+        puts.push_back({l, in() + off, me * sb, bytes});
+        for (int q : rail_origins) puts.push_back({l, slot(slots, q), q * sb, bytes});
+      }
+      if (core::Result r = epoch(locals, puts, locals)) return r;
+      if (core::Result r = local_step(kLocalCopy, slot(slots, 0), out() + off, e, n, sb, block, me, in() + off))
+        return r;
+    }
+    return core::ok();
+  }
+
  private:
   Context &c_;
   Net &n_;
@@ -407,6 +446,24 @@ class Enqueuer {
 // per leader outweigh the ring's 2 (N - 1) epochs; direct otherwise and for reduce and bcast.
 // Provisional: no network has measured them.
 enum class LeaderAlgo { direct, ring, tree };
+
+// How allgather crosses nodes (MPIX_ST_ALLGATHER_ACROSS, read at each call): `direct`, every rank
+// puts its block to every rank on other nodes; `rails` (seed 004), once per node to its rail peer,
+// which forwards it within its node. auto: rails where some node has several ranks (the network
+// then carries each block once per node instead of once per rank); with one rank per node the
+// two are the same. Provisional: no network has measured them.
+core::Result allgather_rails_chosen(const Net &n, bool *rails) {
+  const char *v = std::getenv("MPIX_ST_ALLGATHER_ACROSS");
+  if (!v || !*v || std::strcmp(v, "auto") == 0) {
+    *rails = n.nodes < static_cast<int>(n.node_of.size());
+    return core::ok();
+  }
+  if (std::strcmp(v, "direct") != 0 && std::strcmp(v, "rails") != 0)
+    return core::fail(MPI_ERR_ARG, std::string("MPIX_ST_ALLGATHER_ACROSS=") + v +
+                                       " names no way across nodes (auto, direct, rails)");
+  *rails = std::strcmp(v, "rails") == 0;
+  return core::ok();
+}
 constexpr uint64_t kLeaderRingMinBytes = 1 << 20;
 constexpr int kLeaderRingMinNodes = 4;
 
@@ -537,6 +594,9 @@ core::Result enqueue_multinode(Context &c, const Call &call, bool capturing) {
   LeaderAlgo leaders = LeaderAlgo::direct;
   if (call.kind == kAllreduce || call.kind == kReduce || call.kind == kBcast)
     if (core::Result r = leader_algorithm(*c.net, call.kind, call.count * elem_size(call.dtype), &leaders)) return r;
+  bool rails = false;
+  if (call.kind == kAllgather)
+    if (core::Result r = allgather_rails_chosen(*c.net, &rails)) return r;
   Enqueuer e(c, call, reduce_algo, bcast_algo);
   // Slots the window is cut into: one (bcast), one per rank (allgather, alltoall), one per node
   // (allreduce, reduce), one more for the ring's receive slot, or the tree's own vector and a
@@ -554,7 +614,7 @@ core::Result enqueue_multinode(Context &c, const Call &call, bool capturing) {
       return leaders == LeaderAlgo::ring ? e.allreduce_ring() : tree ? e.allreduce_tree() : e.allreduce();
     case kReduce: return tree ? e.reduce_tree() : e.reduce();
     case kBcast: return tree ? e.bcast_tree() : e.bcast();
-    case kAllgather: return e.gather_blocks(false);
+    case kAllgather: return rails ? e.allgather_rails() : e.gather_blocks(false);
     default: return e.gather_blocks(true);
   }
 }

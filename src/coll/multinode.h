@@ -17,6 +17,9 @@
 //              copy out and bcast within their nodes.
 //   allgather, alltoall  no leader: every rank puts its block(s) into every peer's scratch in one
 //              epoch (node-local peers through IPC, others through the network), then copies out.
+//              Allgather over rails (MPIX_ST_ALLGATHER_ACROSS, seed 004): a block crosses the
+//              network once per node, to the rank with the sender's local index, which forwards it
+//              within its node in a second, node-local epoch.
 // Vectors larger than a scratch slot run in chunks, each chunk a full pass of the steps.
 #pragma once
 #include <mpi.h>

@@ -365,6 +365,24 @@ void movements(const Comm &c, void *s, size_t big) {
   }
 }
 
+// Allgather across nodes both ways (MPIX_ST_ALLGATHER_ACROSS): direct, and over rails with the
+// node-local fan-out; counts 0, 1, odd and several chunks, in place and not.
+void allgather_across(const Comm &c, void *s, size_t big) {
+  const char *was = std::getenv("MPIX_ST_ALLGATHER_ACROSS");
+  const std::string kept = was ? was : "";
+  for (const char *way : {"direct", "rails"}) {
+    setenv("MPIX_ST_ALLGATHER_ACROSS", way, 1);
+    for (int count : {0, 1, 7, 333}) {
+      blocks_case(c, s, false, count, MPI_INT, 4, false, key(count, 11));
+      blocks_case(c, s, false, count, MPI_BYTE, 1, true, key(count, 12));
+    }
+    blocks_case(c, s, false, static_cast<int>(big / 8), MPI_DOUBLE, 8, false, key(big, 13));
+    blocks_case(c, s, false, static_cast<int>(big / 8), MPI_DOUBLE, 8, true, key(big, 14));
+  }
+  if (was) setenv("MPIX_ST_ALLGATHER_ACROSS", kept.c_str(), 1);
+  else unsetenv("MPIX_ST_ALLGATHER_ACROSS");
+}
+
 // Every collective with every algorithm the environment can select.
 void all_collectives(const Comm &c, void *s, uint64_t big_elems) {
   if (spans_nodes(c)) {
@@ -372,6 +390,7 @@ void all_collectives(const Comm &c, void *s, uint64_t big_elems) {
     // (set by the ctest run, one run per value) picks how the nodes' leaders exchange.
     reductions(c, s, big_elems);
     movements(c, s, big_elems * 8 + 3);
+    allgather_across(c, s, big_elems * 8 + 3);
     return;
   }
   for (const char *algo : {"oneshot", "twoshot", "ring", "gsb", "btb"}) {
@@ -621,8 +640,9 @@ void bad_arguments(const Comm &c, void *s) {
   checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPI_INT, MPI_SUM, c.comm, s), MPI_ERR_ARG, "bogus algorithm", "bogus");
   unsetenv("MPIX_ST_ALLREDUCE_ALGO");
   if (spans_nodes(c)) {
-    // Each leaders variable refuses what it does not name (the ring is for allreduce only).
-    enum Call { allreduce, reduce, bcast };
+    // Each leaders variable, and MPIX_ST_ALLGATHER_ACROSS, refuses what it does not name (the ring
+    // is for allreduce only).
+    enum Call { allreduce, reduce, bcast, allgather };
     struct Leaders {
       Call call;
       const char *var, *value;
@@ -631,13 +651,15 @@ void bad_arguments(const Comm &c, void *s) {
                              Leaders{reduce, "MPIX_ST_REDUCE_LEADERS", "bogus"},
                              Leaders{reduce, "MPIX_ST_REDUCE_LEADERS", "ring"},
                              Leaders{bcast, "MPIX_ST_BCAST_LEADERS", "bogus"},
-                             Leaders{bcast, "MPIX_ST_BCAST_LEADERS", "ring"}}) {
+                             Leaders{bcast, "MPIX_ST_BCAST_LEADERS", "ring"},
+                             Leaders{allgather, "MPIX_ST_ALLGATHER_ACROSS", "bogus"}}) {
       const char *was = std::getenv(l.var);
       const std::string kept = was ? was : "", what = std::string(l.var) + "=" + l.value;
       setenv(l.var, l.value, 1);
       const int rc = l.call == allreduce ? MPIX_Allreduce_stream(a.p, b.p, 4, MPI_INT, MPI_SUM, c.comm, s)
                      : l.call == reduce  ? MPIX_Reduce_stream(a.p, b.p, 4, MPI_INT, MPI_SUM, 0, c.comm, s)
-                                         : MPIX_Bcast_stream(a.p, 4, MPI_INT, 0, c.comm, s);
+                     : l.call == bcast   ? MPIX_Bcast_stream(a.p, 4, MPI_INT, 0, c.comm, s)
+                                         : MPIX_Allgather_stream(a.p, 1, MPI_INT, b.p, 1, MPI_INT, c.comm, s);
       checked(rc, MPI_ERR_ARG, what.c_str(), l.var);
       if (was) setenv(l.var, kept.c_str(), 1);
       else unsetenv(l.var);
