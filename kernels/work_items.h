@@ -19,7 +19,7 @@ enum ItemKind : uint8_t {
   kWait = 1,        // spin until *flag >= value (acquire, system scope)
   kCopy = 2,        // bytes from src to dst
   kAccumulate = 3,  // dst[i] = op(dst[i], src[i]) per element, atomic per element
-  kSignal = 4,      // *flag = value (release, system scope), after all data of the list
+  kSignal = 4,      // *flag = value (system scope, after all data of the list: a release; see kNoData)
   // Host backend only: a spin lock around an accumulate into memory peers reach by copying.
   kLockAcquire = 5,  // a: lock word address
   kLockRelease = 6,
