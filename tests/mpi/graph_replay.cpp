@@ -161,6 +161,17 @@ void replay_and_interleave(void *s, int iterations, uint64_t seed) {
   xdev::graph_destroy(graph);
 }
 
+// Stamps 64 bytes of src (generation ++*gen, `key`), then one ST epoch of this rank with itself
+// puts them at offset 0 of win.
+void stamped_self_epoch(void *s, MPI_Win win, const Group &self, void *src, uint64_t *gen, uint64_t key) {
+  xdev::stamp(s, src, 64, gen, key);
+  MT_OK(MPIX_Win_post_stream(self, win, s));
+  MT_OK(MPI_Win_start(self, MPIX_MODE_STREAM, win));
+  MT_OK(MPI_Put(src, 64, MPI_BYTE, g_rank, 0, 64, MPI_BYTE, win));
+  MT_OK(MPIX_Win_complete_stream(win, s));
+  MT_OK(MPIX_Win_wait_stream(win, s));
+}
+
 // A graph of self epochs replayed after its window was freed: the replay reports MPI_ERR_WIN
 // and writes nothing.
 void replay_after_free(void *s) {
@@ -172,12 +183,7 @@ void replay_after_free(void *s) {
   uint64_t *gen = device_counter();
   Group self({g_rank});
   xdev::stream_begin_capture(s);
-  xdev::stamp(s, src.p, 64, gen, 0x5e1f);
-  MT_OK(MPIX_Win_post_stream(self, w.win, s));
-  MT_OK(MPI_Win_start(self, MPIX_MODE_STREAM, w.win));
-  MT_OK(MPI_Put(src.p, 64, MPI_BYTE, g_rank, 0, 64, MPI_BYTE, w.win));
-  MT_OK(MPIX_Win_complete_stream(w.win, s));
-  MT_OK(MPIX_Win_wait_stream(w.win, s));
+  stamped_self_epoch(s, w.win, self, src.p, gen, 0x5e1f);
   void *graph = xdev::stream_end_capture(s);
   xdev::graph_launch(graph, s);
   MT_SYNC(s);
@@ -212,12 +218,7 @@ void replay_after_free(void *s) {
   MT_SAME_BYTES(got.data(), fresh_untouched.data(), 64, "a new window's memory after the stale replay");
   // The new window's own epochs still run.
   g_context = "an epoch on the window made after the free";
-  xdev::stamp(s, src.p, 64, gen, 0x5e2f);
-  MT_OK(MPIX_Win_post_stream(self, fresh.win, s));
-  MT_OK(MPI_Win_start(self, MPIX_MODE_STREAM, fresh.win));
-  MT_OK(MPI_Put(src.p, 64, MPI_BYTE, g_rank, 0, 64, MPI_BYTE, fresh.win));
-  MT_OK(MPIX_Win_complete_stream(fresh.win, s));
-  MT_OK(MPIX_Win_wait_stream(fresh.win, s));
+  stamped_self_epoch(s, fresh.win, self, src.p, gen, 0x5e2f);
   MT_SYNC(s);
   uint64_t generation = 0;  // the stale replay's stamp kernel ran too
   const auto gen_bytes = read_device(reinterpret_cast<uint8_t *>(gen), sizeof generation);
