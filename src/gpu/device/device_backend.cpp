@@ -161,7 +161,8 @@ class DeviceBackend final : public Backend {
   }
   void free_flags(void *ptr) override {
     std::lock_guard<std::mutex> lock(map_mu_);
-    if (flag_blocks_.count(ptr)) spare_flags_.push_back(ptr);
+    auto it = flag_blocks_.find(ptr);
+    if (it != flag_blocks_.end()) spare_flags_.emplace(it->second, ptr);
   }
 
   int export_region(void *ptr, size_t bytes, RegionHandle *out) override {
@@ -376,11 +377,9 @@ class DeviceBackend final : public Backend {
   // The smallest freed flag block that holds `bytes`, or null.
   void *take_spare_flags(size_t bytes) {
     std::lock_guard<std::mutex> lock(map_mu_);
-    auto best = spare_flags_.end();
-    for (auto it = spare_flags_.begin(); it != spare_flags_.end(); ++it)
-      if (flag_blocks_[*it] >= bytes && (best == spare_flags_.end() || flag_blocks_[*it] < flag_blocks_[*best])) best = it;
+    auto best = spare_flags_.lower_bound(bytes);
     if (best == spare_flags_.end()) return nullptr;
-    void *ptr = *best;
+    void *ptr = best->second;
     spare_flags_.erase(best);
     return ptr;
   }
@@ -524,7 +523,7 @@ class DeviceBackend final : public Backend {
   std::string device_id_;
   uint32_t *alive_ = nullptr;                 // live windows (work::window_alive_slot), device memory
   std::map<void *, size_t> flag_blocks_;      // every flag allocation and its size (never freed)
-  std::vector<void *> spare_flags_;           // those whose window or communicator was freed
+  std::multimap<size_t, void *> spare_flags_;  // by size: those whose window or communicator was freed
   gpuStream_t internal_ = nullptr;  // host-driven RMA runs its copies here
   mutable std::mutex mu_;
   std::string last_error_;
