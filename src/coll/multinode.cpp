@@ -446,24 +446,6 @@ class Enqueuer {
 // per leader outweigh the ring's 2 (N - 1) epochs; direct otherwise and for reduce and bcast.
 // Provisional: no network has measured them.
 enum class LeaderAlgo { direct, ring, tree };
-
-// How allgather crosses nodes (MPIX_ST_ALLGATHER_ACROSS, read at each call): `direct`, every rank
-// puts its block to every rank on other nodes; `rails` (seed 004), once per node to its rail peer,
-// which forwards it within its node. auto: rails where some node has several ranks (the network
-// then carries each block once per node instead of once per rank); with one rank per node the
-// two are the same. Provisional: no network has measured them.
-core::Result allgather_rails_chosen(const Net &n, bool *rails) {
-  const char *v = std::getenv("MPIX_ST_ALLGATHER_ACROSS");
-  if (!v || !*v || std::strcmp(v, "auto") == 0) {
-    *rails = n.nodes < static_cast<int>(n.node_of.size());
-    return core::ok();
-  }
-  if (std::strcmp(v, "direct") != 0 && std::strcmp(v, "rails") != 0)
-    return core::fail(MPI_ERR_ARG, std::string("MPIX_ST_ALLGATHER_ACROSS=") + v +
-                                       " names no way across nodes (auto, direct, rails)");
-  *rails = std::strcmp(v, "rails") == 0;
-  return core::ok();
-}
 constexpr uint64_t kLeaderRingMinBytes = 1 << 20;
 constexpr int kLeaderRingMinNodes = 4;
 
@@ -483,6 +465,24 @@ core::Result leader_algorithm(const Net &n, Kind kind, uint64_t bytes, LeaderAlg
   else
     return core::fail(MPI_ERR_ARG, std::string(var) + "=" + v + " names no way for leaders to combine (auto, direct, " +
                                        (kind == kAllreduce ? "ring, " : "") + "tree)");
+  return core::ok();
+}
+
+// How allgather crosses nodes (MPIX_ST_ALLGATHER_ACROSS, read at each call): `direct`, every rank
+// puts its block to every rank on other nodes; `rails` (seed 004), once per node to its rail peer,
+// which forwards it within its node. auto: rails where some node has several ranks (the network
+// then carries each block once per node instead of once per rank); with one rank per node the
+// two are the same. Provisional: no network has measured them.
+core::Result allgather_rails_chosen(const Net &n, bool *rails) {
+  const char *v = std::getenv("MPIX_ST_ALLGATHER_ACROSS");
+  if (!v || !*v || std::strcmp(v, "auto") == 0) {
+    *rails = n.nodes < static_cast<int>(n.node_of.size());
+    return core::ok();
+  }
+  if (std::strcmp(v, "direct") != 0 && std::strcmp(v, "rails") != 0)
+    return core::fail(MPI_ERR_ARG, std::string("MPIX_ST_ALLGATHER_ACROSS=") + v +
+                                       " names no way across nodes (auto, direct, rails)");
+  *rails = std::strcmp(v, "rails") == 0;
   return core::ok();
 }
 
