@@ -11,6 +11,7 @@
 
 #include "../gpu/backend.h"
 #include "datatype_flatten.h"
+#include "line_carver.h"
 
 namespace mpix::core {
 namespace {
@@ -36,11 +37,13 @@ uint64_t limit_bytes() {
 // List memory: chunks of host-mapped memory, carved in order and never given back.
 struct Arena {
   std::vector<gpu::HostMapped> chunks;
-  uint64_t used = 0, capacity = 0, total = 0;
+  std::vector<uint64_t> sizes;  // bytes of each chunk
+  LineCarver carve;
+  uint64_t total = 0;
 
   Result reserve(uint64_t bytes) {
-    if (capacity - used >= bytes) return ok();
-    const uint64_t want = bytes > kChunkBytes ? bytes : kChunkBytes;
+    if (carve.fits(bytes)) return ok();
+    const uint64_t want = LineCarver::lines(bytes > kChunkBytes ? bytes : kChunkBytes);
     if (total + want > limit_bytes())
       return fail(resource_error_class(),
                   "derived-datatype pair lists would exceed MPIX_ST_DTYPE_LIST_MIB (" +
@@ -52,31 +55,28 @@ struct Arena {
                   "memory for derived-datatype pair lists: " + gpu::backend().last_error());
     chunks.push_back(m);
     sizes.push_back(want);
-    used = 0;
-    capacity = want;
+    carve.restart(want);
     total += want;
     return ok();
   }
   // The host view of an address the stream reads (null if no chunk holds it).
   const void *host_view(uint64_t device_address) const {
-    for (const gpu::HostMapped &m : chunks) {
-      const uint64_t base = reinterpret_cast<uint64_t>(m.device);
-      if (device_address >= base && device_address - base < capacity_of(m))
-        return static_cast<const char *>(m.host) + (device_address - base);
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      const uint64_t base = reinterpret_cast<uint64_t>(chunks[i].device);
+      if (device_address >= base && device_address - base < sizes[i])
+        return static_cast<const char *>(chunks[i].host) + (device_address - base);
     }
     return nullptr;
   }
-  std::vector<uint64_t> sizes;  // bytes of each chunk
-  uint64_t capacity_of(const gpu::HostMapped &m) const { return sizes[&m - chunks.data()]; }
   // Copies `n` pairs in; returns the address the stream reads, and the host's view.
   Result store(const std::vector<work::Pair> &pairs, uint64_t *address, const work::Pair **host) {
     const uint64_t bytes = pairs.size() * sizeof(work::Pair);
     if (Result r = reserve(bytes)) return r;
     const gpu::HostMapped &m = chunks.back();
-    std::memcpy(static_cast<char *>(m.host) + used, pairs.data(), bytes);
-    *address = reinterpret_cast<uint64_t>(static_cast<char *>(m.device) + used);
-    *host = reinterpret_cast<const work::Pair *>(static_cast<char *>(m.host) + used);
-    used += (bytes + 63) / 64 * 64;
+    const uint64_t at = carve.take(bytes);
+    std::memcpy(static_cast<char *>(m.host) + at, pairs.data(), bytes);
+    *address = reinterpret_cast<uint64_t>(static_cast<char *>(m.device) + at);
+    *host = reinterpret_cast<const work::Pair *>(static_cast<char *>(m.host) + at);
     return ok();
   }
 };
@@ -194,29 +194,31 @@ namespace {
 struct DeviceCopies {
   std::unordered_map<uint64_t, uint64_t> by_list;
   char *chunk = nullptr;
-  uint64_t used = 0, capacity = 0, total = 0;
+  LineCarver carve;
+  uint64_t total = 0;
   bool unavailable = false;  // the backend has no device memory, or allocating failed once
 
   uint64_t copy_of(uint64_t list, uint64_t bytes) {
     auto it = by_list.find(list);
     if (it != by_list.end()) return it->second;
     gpu::Backend &be = gpu::backend();
-    if (capacity - used < bytes) {
-      const uint64_t want = bytes > 4 * kChunkBytes ? bytes : 4 * kChunkBytes;
+    if (!carve.fits(bytes)) {
+      const uint64_t want = LineCarver::lines(bytes > 4 * kChunkBytes ? bytes : 4 * kChunkBytes);
       void *mem = nullptr;
       if (total + want > limit_bytes() || be.allocate_window_memory(want, &mem) != gpu::kOk) {
         unavailable = true;  // host-mapped lists serve from now on
         return 0;
       }
-      chunk = static_cast<char *>(mem), used = 0, capacity = want, total += want;
+      chunk = static_cast<char *>(mem), total += want;
+      carve.restart(want);
     }
     const void *host = g_arena.host_view(list);
     if (!host) return 0;
-    const uint64_t address = reinterpret_cast<uint64_t>(chunk + used);
-    if (be.copy_to_device(chunk + used, host, bytes) != gpu::kOk) return 0;
-    used += (bytes + 63) / 64 * 64;
-    by_list.emplace(list, address);
-    return address;
+    char *at = chunk + carve.used;
+    if (be.copy_to_device(at, host, bytes) != gpu::kOk) return 0;
+    carve.take(bytes);
+    by_list.emplace(list, reinterpret_cast<uint64_t>(at));
+    return reinterpret_cast<uint64_t>(at);
   }
 };
 

@@ -583,6 +583,44 @@ void captured(void *s) {
   free_window(w);
 }
 
+// Pair lists larger than one 256 KiB chunk of list memory and of no whole number of 64-byte
+// lines (11,001 pairs of 24 bytes), then more lists: Faces' large case on 4 ranks copied its
+// second list past the end of such a chunk. One epoch per type, each checked byte-exact.
+void long_lists(Mode mode, void *s) {
+  g_context = fmt("long pair lists, %s", mode_name(mode));
+  const int pieces[] = {11001, 5003, 11001, 7};
+  constexpr size_t kBytes = 12 * 11001;  // the widest stride (3 ints) times the most pieces
+  TestWin w = make_window(WinKind::allocate, kBytes);
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  Group to(std::vector<int>{right}), from(std::vector<int>{left});
+  DevBuf buf(kBytes);
+  std::vector<uint8_t> want(kBytes, 0);
+  for (size_t round = 0; round < sizeof(pieces) / sizeof(pieces[0]); ++round) {
+    const int n = pieces[round];
+    // Rounds 0 and 2 share a size but not a stride, so each round builds a list of its own.
+    const int stride = round == 2 ? 3 : 2;
+    MPI_Datatype t;
+    MPI_Type_vector(n, 1, stride, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    const auto mine = pattern(kBytes / 2, key(0x10a6, round, static_cast<uint64_t>(g_rank)));
+    buf.upload(mine);
+    MT_POST(mode, from, w.win, s);
+    MT_START(mode, to, w.win);
+    MT_OK(MPI_Put(buf.p, n, MPI_INT, right, 0, 1, t, w.win));
+    MT_COMPLETE(mode, w.win, s);
+    MT_WAIT(mode, w.win, s);
+    if (mode == Mode::stream) MT_SYNC(s);
+    const auto theirs = pattern(kBytes / 2, key(0x10a6, round, static_cast<uint64_t>(left)));
+    for (int i = 0; i < n; ++i)
+      std::memcpy(&want[static_cast<size_t>(4 * stride * i)], &theirs[static_cast<size_t>(4 * i)], 4);
+    auto got = read_device(w.base, kBytes);
+    MT_SAME_BYTES(got.data(), want.data(), kBytes, fmt("%s, round %zu (%d pieces)", g_context.c_str(), round, n));
+    MPI_Barrier(MPI_COMM_WORLD);  // the left rank's next put lands after this check
+    MPI_Type_free(&t);
+  }
+  free_window(w);
+}
+
 // MPIX_ST_VNODE_SIZE=1: every other rank is on another (virtual) node. Pieces of a put or get
 // share a triggered operation up to the provider's vector limit (at most 8): 20,000 of them (ints
 // at a stride of 2) never fit a budget of 2,048, and are refused when recorded, with the resource
@@ -677,6 +715,7 @@ int main(int argc, char **argv) {
   for (Mode mode : kAllModes) {
     refusals(mode, s);
     reused += handle_reuse(mode, s) ? 1 : 0;
+    if (!remote) long_lists(mode, s);
     if (remote) remote_limits(mode, s, staged);
   }
   stream_destroy(s);
