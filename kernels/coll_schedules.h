@@ -42,6 +42,7 @@ constexpr uint64_t kChainChunkBytes = 512 * 1024;
 // Slots a scratch half is cut into, and bytes of one (a multiple of kSlotAlign).
 MPIX_HOST_DEVICE inline uint64_t slot_count(uint8_t kind, uint8_t algo, int n) {
   if (kind == kBcast) return 1;
+  if (kind == kReduce && algo == kTwoShot) return 2 * static_cast<uint64_t>(n);  // as allreduce's
   if (kind != kAllreduce) return n;  // reduce, allgather, alltoall: one slot per source
   switch (algo) {
     case kTwoShot: return 2 * static_cast<uint64_t>(n);  // n sources' parts, n results
@@ -61,7 +62,7 @@ MPIX_HOST_DEVICE inline uint64_t slot_bytes(uint8_t kind, uint8_t algo, int n, u
 // Algorithms that cut the round into n parts move n slots' worth.
 MPIX_HOST_DEVICE inline uint64_t round_capacity(uint8_t kind, uint8_t algo, int n, uint64_t half_bytes, uint32_t elem) {
   const uint64_t per_slot = slot_bytes(kind, algo, n, half_bytes) / elem;
-  const bool parts = kind == kAllreduce && (algo == kTwoShot || (algo == kRing && n > 1));
+  const bool parts = (kind == kAllreduce || kind == kReduce) && (algo == kTwoShot || (kind == kAllreduce && algo == kRing && n > 1));
   return parts ? per_slot * n : per_slot;
 }
 
@@ -180,13 +181,16 @@ class Schedule {
       const Round rd = round(i);
       switch (a_.kind) {
         case kAllreduce:
-          if (a_.algo == kTwoShot) allreduce_two_shot(rd);
+          if (a_.algo == kTwoShot) two_shot(rd, true);
           else if (a_.algo == kRing && n_ > 1) allreduce_ring(rd);
           else if (a_.algo == kGsb) allreduce_gsb(rd);
           else if (a_.algo == kBtb) allreduce_btb(rd);
           else reduce_one_shot(rd, true);
           break;
-        case kReduce: reduce_one_shot(rd, false); break;
+        case kReduce:
+          if (a_.algo == kTwoShot) two_shot(rd, false);
+          else reduce_one_shot(rd, false);
+          break;
         case kBcast:
           if (a_.algo == kChain) bcast_chain(rd);
           else if (a_.algo == kBinomial) bcast_binomial(rd);
@@ -284,14 +288,16 @@ class Schedule {
     x_.reduce(&dst, 1, srcs, n_, rd.elems);
   }
 
-  // Allreduce in two pushes: part j of the round goes to rank j (reduce-scatter into scratch half
-  // A), rank j reduces it and pushes the result into every rank's half B slot j (allgather), and
-  // every rank copies the parts out.
-  MPIX_HOST_DEVICE void allreduce_two_shot(const Round &rd) {
+  // Allreduce (or reduce) in two pushes: part j of the round goes to rank j (reduce-scatter into
+  // scratch half A), rank j reduces it and pushes the result into half B slot j of every rank
+  // (allgather), or of the root only (gather), and those ranks copy the parts out. A reduce's root
+  // takes in (n - 1)/n of the vector twice instead of n - 1 whole vectors.
+  MPIX_HOST_DEVICE void two_shot(const Round &rd, bool all) {
     const uint64_t slot = slot_bytes();
     const uint64_t part = (rd.elems + n_ - 1) / n_;
     auto part_first = [&](int j) { return j * part < rd.elems ? j * part : rd.elems; };
     auto part_elems = [&](int j) { return part_first(j + 1) - part_first(j); };
+    auto gets_result = [&](int q) { return all || q == a_.root; };
     const uint64_t off = rd.first * esize_;
     for (int q = 0; q < n_; ++q) {
       if (q == me_) continue;
@@ -303,17 +309,21 @@ class Schedule {
       if (q != me_) tell_arrived(0, q, rd.r);
     const void *srcs[kMaxRanks];
     void *dsts[kMaxRanks];
+    int nd = 0;
     const uint64_t mine = off + part_first(me_) * esize_;
     for (int q = 0; q < n_; ++q) {
       if (q != me_) wait_arrived(0, q, rd.r);
       srcs[q] = q == me_ ? static_cast<const void *>(send() + mine) : scratch(me_, rd.r) + q * slot;
-      // Half B of every peer's scratch (after the n slots of half A), slot me; and my own result.
-      dsts[q] = q == me_ ? static_cast<void *>(recv() + mine) : scratch(q, rd.r) + (n_ + me_) * slot;
+      // Half B of each receiving peer's scratch (after the n slots of half A), slot me; and my own
+      // result where I receive.
+      if (!gets_result(q)) continue;
+      dsts[nd++] = q == me_ ? static_cast<void *>(recv() + mine) : scratch(q, rd.r) + (n_ + me_) * slot;
     }
-    x_.reduce(dsts, n_, srcs, n_, part_elems(me_));
+    x_.reduce(dsts, nd, srcs, n_, part_elems(me_));
     x_.barrier();
     for (int q = 0; q < n_; ++q)
-      if (q != me_) tell_arrived(1, q, rd.r);
+      if (q != me_ && gets_result(q)) tell_arrived(1, q, rd.r);
+    if (!gets_result(me_)) return;
     for (int q = 0; q < n_; ++q) {
       if (q == me_) continue;
       wait_arrived(1, q, rd.r);

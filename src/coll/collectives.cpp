@@ -30,6 +30,8 @@ const char *env_name(Kind k) {
 // instead of the whole vector); not yet measured on more than two GPUs. On two ranks, one-shot
 // up to kTwoRankRingMinBytes, then the ring, whose halves overlap the link and the reduction
 // (measured on 2 H200s: equal at 2 MiB, ring 0.71x one-shot's time at 16 MiB, 0.69x at 128 MiB).
+// Reduce above kOneShotMaxBytes on more than two ranks: two-shot (the root takes in 2 (n - 1)/n
+// of the vector instead of n - 1 vectors; on two ranks both are one vector).
 // Bcast above this: the pipelined chain on more than two ranks (the root's links carry the data
 // once instead of n - 1 times). Thresholds: README, "Collectives".
 constexpr uint64_t kOneShotMaxBytes = 256 * 1024;
@@ -41,6 +43,7 @@ Algo choose(const Call &call, const Context &c, Algo requested) {
   const uint64_t bytes = call.count * elem_size(call.dtype);
   if (call.kind == kAllreduce && c.size <= 2) return bytes < kTwoRankRingMinBytes ? kOneShot : kRing;
   if (call.kind == kAllreduce) return bytes <= kOneShotMaxBytes ? kOneShot : kTwoShot;
+  if (call.kind == kReduce) return c.size > 2 && bytes > kOneShotMaxBytes ? kTwoShot : kOneShot;
   if (call.kind == kBcast) return c.size <= 2 || bytes <= kDirectBcastMaxBytes ? kOneShot : kChain;
   return kOneShot;
 }
@@ -109,6 +112,7 @@ struct AlgoName {
 constexpr AlgoName kAllreduceAlgos[] = {{"oneshot", kOneShot}, {"twoshot", kTwoShot}, {"ring", kRing},
                                         {"gsb", kGsb},         {"btb", kBtb}};
 constexpr AlgoName kBcastAlgos[] = {{"direct", kOneShot}, {"chain", kChain}, {"binomial", kBinomial}};
+constexpr AlgoName kReduceAlgos[] = {{"direct", kOneShot}, {"twoshot", kTwoShot}};
 constexpr AlgoName kDirectOnly[] = {{"direct", kOneShot}};
 
 }  // namespace
@@ -120,6 +124,7 @@ core::Result algorithm_from_env(Kind kind, Algo *out) {
   const AlgoName *first = kDirectOnly, *last = kDirectOnly + 1;
   if (kind == kAllreduce) first = std::begin(kAllreduceAlgos), last = std::end(kAllreduceAlgos);
   if (kind == kBcast) first = std::begin(kBcastAlgos), last = std::end(kBcastAlgos);
+  if (kind == kReduce) first = std::begin(kReduceAlgos), last = std::end(kReduceAlgos);
   std::string names = "auto";
   for (const AlgoName *a = first; a != last; ++a) {
     if (std::strcmp(v, a->name) == 0) {

@@ -1,7 +1,7 @@
 // Stream collectives (MPIX_Allreduce/Reduce/Bcast/Allgather/Alltoall_stream) checked element for
 // element against a host reference:
-//  - every collective x algorithm (allreduce: oneshot, twoshot, ring, gsb, btb; bcast: direct,
-//    chain, binomial) x element type x operator, counts 0, 1, odd, and larger than
+//  - every collective x algorithm (allreduce: oneshot, twoshot, ring, gsb, btb; reduce: direct,
+//    twoshot; bcast: direct, chain, binomial) x element type x operator, counts 0, 1, odd, and larger than
 //    the scratch (many rounds; the test runs with a small MPIX_ST_COLL_SCRATCH_KIB), unaligned
 //    buffers, MPI_IN_PLACE, every root;
 //  - a communicator split with reordered ranks and a sub-communicator of part of the ranks;
@@ -395,12 +395,15 @@ void all_collectives(const Comm &c, void *s, uint64_t big_elems) {
   }
   for (const char *algo : {"oneshot", "twoshot", "ring", "gsb", "btb"}) {
     setenv("MPIX_ST_ALLREDUCE_ALGO", algo, 1);
+    // Reduce's algorithms ride along: two-shot with allreduce's, direct with the rest.
+    setenv("MPIX_ST_REDUCE_ALGO", std::strcmp(algo, "twoshot") == 0 ? "twoshot" : "direct", 1);
     reductions(c, s, big_elems);
 #ifdef MPIX_C_FLOAT16
     mpich_float16(c, s);
 #endif
   }
   unsetenv("MPIX_ST_ALLREDUCE_ALGO");
+  unsetenv("MPIX_ST_REDUCE_ALGO");
   for (const char *algo : {"direct", "chain", "binomial"}) {
     setenv("MPIX_ST_BCAST_ALGO", algo, 1);
     movements(c, s, big_elems * 8 + 3);
