@@ -19,11 +19,15 @@ namespace mpix::coll {
 namespace {
 
 // Scratch per rank and communicator, two halves of this (MPIX_ST_COLL_SCRATCH_KIB): device memory
-// is plentiful; the host backend's shared memory (/dev/shm) often is not.
-uint64_t default_half_bytes() {
+// is plentiful; the host backend's shared memory (/dev/shm) often is not. GPUs take 16 MiB on two
+// ranks and 32 MiB on more, where the ring's 2 (n - 1) steps cut each half into smaller slots: on
+// 4 H200s the ring allreduce reached 0.94-0.97x NCCL's bus bandwidth at 16-128 MiB with 32 MiB
+// halves and 0.68-0.80x with 16 MiB (bench/results/four-h200-2026-11-26). Not measured on 8.
+uint64_t default_half_bytes(int size) {
   if (const char *v = std::getenv("MPIX_ST_COLL_SCRATCH_KIB"); v && *v)
     return std::max<uint64_t>(std::strtoull(v, nullptr, 10), 4) * 1024;
-  return std::string(gpu::backend().name()) == "host" ? 256 * 1024 : 16 * 1024 * 1024;
+  if (std::string(gpu::backend().name()) == "host") return 256 * 1024;
+  return (size > 2 ? 32 : 16) * uint64_t(1024 * 1024);
 }
 
 // Channels a call may use at most (MPIX_ST_COLL_CHANNELS, up to kMaxChannels), and the bytes a
@@ -158,7 +162,7 @@ core::Result build(Context &c, MPI_Comm comm) {
   PMPI_Comm_size(comm, &c.size);
   std::string why;
   Record mine{};
-  mine.half_bytes = default_half_bytes();
+  mine.half_bytes = default_half_bytes(c.size);
   mine.max_channels = default_max_channels();
   mine.channel_bytes = default_channel_bytes();
   mine.line_channel_bytes = default_line_channel_bytes();
