@@ -39,13 +39,17 @@ constexpr uint64_t kSlotAlign = 64;
 // Bcast chunks of the pipelined chain (seed 003's chunk model; 512 KiB by default there).
 constexpr uint64_t kChainChunkBytes = 512 * 1024;
 
+// Two-shot allreduce and reduce: a reduce-scatter, then the parts pushed to every rank or the root.
+MPIX_HOST_DEVICE inline bool is_two_shot(uint8_t kind, uint8_t algo) {
+  return algo == kTwoShot && (kind == kAllreduce || kind == kReduce);
+}
+
 // Slots a scratch half is cut into, and bytes of one (a multiple of kSlotAlign).
 MPIX_HOST_DEVICE inline uint64_t slot_count(uint8_t kind, uint8_t algo, int n) {
   if (kind == kBcast) return 1;
-  if (kind == kReduce && algo == kTwoShot) return 2 * static_cast<uint64_t>(n);  // as allreduce's
+  if (is_two_shot(kind, algo)) return 2 * static_cast<uint64_t>(n);  // n sources' parts, n results
   if (kind != kAllreduce) return n;  // reduce, allgather, alltoall: one slot per source
   switch (algo) {
-    case kTwoShot: return 2 * static_cast<uint64_t>(n);  // n sources' parts, n results
     case kRing: return n > 1 ? 2 * static_cast<uint64_t>(n - 1) : 1;  // one per step
     case kGsb:
     case kBtb: return static_cast<uint64_t>(n) + 1;  // n sources' partials, the result
@@ -62,7 +66,7 @@ MPIX_HOST_DEVICE inline uint64_t slot_bytes(uint8_t kind, uint8_t algo, int n, u
 // Algorithms that cut the round into n parts move n slots' worth.
 MPIX_HOST_DEVICE inline uint64_t round_capacity(uint8_t kind, uint8_t algo, int n, uint64_t half_bytes, uint32_t elem) {
   const uint64_t per_slot = slot_bytes(kind, algo, n, half_bytes) / elem;
-  const bool parts = (kind == kAllreduce || kind == kReduce) && (algo == kTwoShot || (kind == kAllreduce && algo == kRing && n > 1));
+  const bool parts = is_two_shot(kind, algo) || (kind == kAllreduce && algo == kRing && n > 1);
   return parts ? per_slot * n : per_slot;
 }
 
@@ -78,6 +82,11 @@ constexpr uint64_t kGatherHalfMaxBytes = uint64_t(16) << 20;
 MPIX_HOST_DEVICE inline uint64_t used_half_bytes(uint8_t kind, uint64_t half_bytes) {
   const bool gather = kind == kAllgather || kind == kAlltoall;
   return gather && half_bytes > kGatherHalfMaxBytes ? kGatherHalfMaxBytes : half_bytes;
+}
+// A channel's share of the part of a half the call uses: the host sizes rounds by it, the
+// schedule addresses its region with it, so both come from here.
+MPIX_HOST_DEVICE inline uint64_t call_channel_half_bytes(const Args &a) {
+  return channel_half_bytes(used_half_bytes(a.kind, a.half_bytes), region_count(a));
 }
 
 // Element-wise operators of the reductions, shared by host and device code. Half types reach them
@@ -170,7 +179,7 @@ class Schedule {
   MPIX_HOST_DEVICE Schedule(X &x, const Args &a, uint32_t channel)
       : x_(x), a_(a), t_(x.table()), n_(a.size), me_(a.rank),
         esize_(elem_size(a.dtype)), channel_(channel),
-        channel_half_(channel_half_bytes(used_half_bytes(a.kind, a.half_bytes), region_count(a))),
+        channel_half_(call_channel_half_bytes(a)),
         slot_(coll::slot_bytes(a.kind, a.algo, a.size, channel_half_)),
         line_slot_(a.proto == kLL ? line_slot_bytes(a.size, a.line_region_bytes) : 0),
         base_(x.load(flags(a.rank) + FlagLayout::channel_cursor(a.size))) {}

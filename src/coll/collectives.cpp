@@ -103,8 +103,9 @@ core::Result protocol_from_env(bool *forced, Protocol *out) {
   return core::fail(MPI_ERR_ARG, std::string("MPIX_ST_COLL_PROTOCOL=") + v + " names no protocol (auto, simple, ll)");
 }
 
-core::Result choose_protocol(const Call &call, Algo algo, uint64_t pushed, uint64_t per_peer, Protocol *out) {
+core::Result choose_protocol(const Call &call, Algo algo, uint64_t pushed, Protocol *out) {
   bool forced = false;
+  const uint64_t per_peer = call.count * elem_size(call.dtype);  // a vector or block to each peer
   if (core::Result r = protocol_from_env(&forced, out)) return r;
   const bool lines_serve = algo == kOneShot && call.kind <= kAlltoall;
   if (!lines_serve) *out = kSimple;
@@ -182,8 +183,7 @@ core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bo
   a.regions = c.regions;
   const uint64_t pushed = bytes_pushed(c, call.count, elem_size(a.dtype));
   Protocol proto = kSimple;
-  if (core::Result r = choose_protocol(call, static_cast<Algo>(a.algo), pushed, call.count * elem_size(a.dtype), &proto))
-    return r;
+  if (core::Result r = choose_protocol(call, static_cast<Algo>(a.algo), pushed, &proto)) return r;
   a.proto = proto;
   if (proto == kLL) {
     a.channels = channels_for(pushed, c.line_channel_bytes, c.line_regions);
@@ -193,8 +193,7 @@ core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bo
   } else {
     a.channels = channels_for(pushed, c.channel_bytes, c.regions);
     a.threads = threads_for(pushed / a.channels);
-    a.round_elems = round_capacity(a.kind, a.algo, a.size, channel_half_bytes(used_half_bytes(a.kind, a.half_bytes), a.regions),
-                                   elem_size(a.dtype));
+    a.round_elems = round_capacity(a.kind, a.algo, a.size, call_channel_half_bytes(a), elem_size(a.dtype));
   }
   if (a.round_elems == 0)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "the collective scratch (MPIX_ST_COLL_SCRATCH_KIB) is too small "
