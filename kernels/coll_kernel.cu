@@ -166,11 +166,20 @@ class DeviceCollExecutor {
       mpix_store_line(line(lines, u), mpix::coll::line_word(v, tag), mpix::coll::line_word(v >> 32, tag));
     }
   }
-  __device__ void get_lines(char *dst, const char *lines, uint64_t bytes, uint64_t round, int peer) {
+  // Pieces k < pieces of `bytes`, from peers[k]'s lines at lines[k] into dsts[k]. A thread looks
+  // at its unit of every piece before it waits for any, so the loads' round trips overlap.
+  __device__ void get_lines(char *const *dsts, const char *const *lines, const int *peers, int pieces,
+                            uint64_t bytes, uint64_t round) {
     for (uint64_t u = tid_; u < mpix::coll::unit_count(bytes); u += nthreads_) {
-      uint64_t v;
-      if (!await_line(lines, u, round, peer, &v)) return;
-      mpix::coll::store_unit(dst + u * mpix::coll::kLinePayload, v, mpix::coll::unit_bytes(bytes, u));
+      auto line_of = [&](int k) { return line(lines[k], u); };
+      Looks looks;
+      looks.take(0, pieces, line_of);
+      for (int k = 0; k < pieces; ++k) {
+        if (!looks.holds(k)) looks.take(k, pieces, line_of);
+        uint64_t v;
+        if (!await_line(lines[k], u, round, peers[k], looks, k, &v)) return;
+        mpix::coll::store_unit(dsts[k] + u * mpix::coll::kLinePayload, v, mpix::coll::unit_bytes(bytes, u));
+      }
     }
   }
   __device__ void reduce_lines(char *dst, const void *const *srcs, int nsrc, int own, uint64_t n, uint64_t round) {
@@ -207,24 +216,55 @@ class DeviceCollExecutor {
     return reinterpret_cast<uint64_t *>(const_cast<char *>(lines) + u * mpix::coll::kLineBytes);
   }
   __device__ bool failed() const { return *reinterpret_cast<const volatile int *>(failed_); }
-  // Line u of round `round` from `peer`: its payload, or false once this call failed (a wait of
-  // any thread of the block, or of another block, timed out).
-  __device__ bool await_line(const char *lines, uint64_t u, uint64_t round, int peer, uint64_t *payload) {
+  // First looks at one unit's lines from sources first .. first + kAhead - 1, loaded together: a
+  // thread then pays one load round trip for them all, not one per source (the loads are
+  // volatile, so only their order of issue can overlap them). Four keep the kernel free of
+  // spills (eight spilled 420 bytes); callers take the next four when they reach them.
+  struct Looks {
+    static constexpr int kAhead = 4;
+    int first;
+    uint64_t w0[kAhead], w1[kAhead];
+    template <class LineOf>
+    __device__ void take(int from, int count, LineOf &&line_of) {
+      first = from;
+#pragma unroll
+      for (int j = 0; j < kAhead; ++j) {
+        w0[j] = w1[j] = 0;  // tag 0: never a round's, so an unlooked source is polled
+        const uint64_t *p = from + j < count ? line_of(from + j) : nullptr;
+        if (p) mpix_load_line(p, &w0[j], &w1[j]);
+      }
+    }
+    __device__ bool holds(int k) const { return k >= first && k < first + kAhead; }
+    // Look k, selected without a dynamic index so the looks stay in registers.
+    __device__ void get(int k, uint64_t *a, uint64_t *b) const {
+      *a = *b = 0;
+#pragma unroll
+      for (int j = 0; j < kAhead; ++j)
+        if (first + j == k) *a = w0[j], *b = w1[j];
+    }
+  };
+  // Line u of round `round` from `peer`, starting from look k: its payload, or false once this
+  // call failed (a wait of any thread of the block, or of another block, timed out).
+  __device__ bool await_line(const char *lines, uint64_t u, uint64_t round, int peer, const Looks &looks, int k,
+                             uint64_t *payload) {
     const uint32_t tag = mpix::coll::line_tag(round);
     const uint64_t *p = line(lines, u);
     uint64_t w0, w1;
-    mpix_load_line(p, &w0, &w1);
-    const uint64_t start = a_.watchdog_ns ? mpix_clock_ns() : 0;
-    for (unsigned spin = 1; !mpix::coll::line_has(w0, w1, tag); ++spin) {
-      if ((spin & 127) == 0) {
-        if (failed()) return false;
-        if (abandoned() || (a_.watchdog_ns && mpix_clock_ns() - start > a_.watchdog_ns)) {
-          if (!abandoned()) report(peer, round, mpix::coll::line_round_seen(w0));
-          *reinterpret_cast<volatile int *>(failed_) = 1;
-          return false;
-        }
-      }
+    looks.get(k, &w0, &w1);
+    if (!mpix::coll::line_has(w0, w1, tag)) {
+      const uint64_t start = a_.watchdog_ns ? mpix_clock_ns() : 0;
       mpix_load_line(p, &w0, &w1);
+      for (unsigned spin = 1; !mpix::coll::line_has(w0, w1, tag); ++spin) {
+        if ((spin & 127) == 0) {
+          if (failed()) return false;
+          if (abandoned() || (a_.watchdog_ns && mpix_clock_ns() - start > a_.watchdog_ns)) {
+            if (!abandoned()) report(peer, round, mpix::coll::line_round_seen(w0));
+            *reinterpret_cast<volatile int *>(failed_) = 1;
+            return false;
+          }
+        }
+        mpix_load_line(p, &w0, &w1);
+      }
     }
     *payload = mpix::coll::line_payload(w0, w1);
     return true;
@@ -235,10 +275,14 @@ class DeviceCollExecutor {
     const uint64_t bytes = n * sizeof(T);
     for (uint64_t u = tid_; u < mpix::coll::unit_count(bytes); u += nthreads_) {
       const uint64_t k = mpix::coll::unit_bytes(bytes, u);
-      // The own unit's load is issued first, so it overlaps the first line's.
+      // The own unit's load and a first look at every line are issued before any is used.
       const uint64_t mine = mpix::coll::load_unit(static_cast<const char *>(srcs[own]) + u * mpix::coll::kLinePayload, k);
+      auto line_of = [&](int s) { return s == own ? nullptr : line(static_cast<const char *>(srcs[s]), u); };
+      Looks looks;
+      looks.take(0, nsrc, line_of);
       auto fetch = [&](int s, uint64_t *v) {
-        if (s != own) return await_line(static_cast<const char *>(srcs[s]), u, round, s, v);
+        if (s != own && !looks.holds(s)) looks.take(s, nsrc, line_of);
+        if (s != own) return await_line(static_cast<const char *>(srcs[s]), u, round, s, looks, s, v);
         *v = mine;
         return true;
       };

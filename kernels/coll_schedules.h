@@ -15,7 +15,8 @@
 //   x.table()                 the PeerTable (a.table, or a copy the executor keeps nearer)
 // and for the kLL protocol (coll_lines.h), each over units of 8 payload bytes:
 //   x.put_lines(lines, src, bytes, r)      src's bytes as lines tagged for round r
-//   x.get_lines(dst, lines, bytes, r, peer)  waits for each line of round r, stores its payload
+//   x.get_lines(dsts, lines, peers, k, bytes, r)  for pieces j < k: waits for each line of round r
+//                             from peers[j] at lines[j], stores its payload at dsts[j]
 //   x.reduce_lines(dst, srcs, ns, own, n, r) dst[i] = op over sources in order: srcs[own] is memory,
 //                             srcs[s] (s != own) lines of round r from rank s
 //   x.settle()                the channel's steps before it are done (no fence)
@@ -36,7 +37,8 @@ constexpr int kMaxRanks = 64;
 // Scratch slots are whole multiples of this, so vector copies stay aligned.
 constexpr uint64_t kSlotAlign = 64;
 
-// Bcast chunks of the pipelined chain (seed 003's chunk model; 512 KiB by default there).
+// Chunks of the pipelined chains, bcast's and reduce's (seed 003's chunk model; 512 KiB by
+// default there).
 constexpr uint64_t kChainChunkBytes = 512 * 1024;
 
 // Two-shot allreduce and reduce: a reduce-scatter, then the parts pushed to every rank or the root.
@@ -46,7 +48,7 @@ MPIX_HOST_DEVICE inline bool is_two_shot(uint8_t kind, uint8_t algo) {
 
 // Slots a scratch half is cut into, and bytes of one (a multiple of kSlotAlign).
 MPIX_HOST_DEVICE inline uint64_t slot_count(uint8_t kind, uint8_t algo, int n) {
-  if (kind == kBcast) return 1;
+  if (kind == kBcast || (kind == kReduce && algo == kChain)) return 1;
   if (is_two_shot(kind, algo)) return 2 * static_cast<uint64_t>(n);  // n sources' parts, n results
   if (kind != kAllreduce) return n;  // reduce, allgather, alltoall: one slot per source
   switch (algo) {
@@ -58,7 +60,7 @@ MPIX_HOST_DEVICE inline uint64_t slot_count(uint8_t kind, uint8_t algo, int n) {
 }
 MPIX_HOST_DEVICE inline uint64_t slot_bytes(uint8_t kind, uint8_t algo, int n, uint64_t half_bytes) {
   uint64_t slot = half_bytes / slot_count(kind, algo, n) / kSlotAlign * kSlotAlign;
-  if (kind == kBcast && algo == kChain && slot > kChainChunkBytes) slot = kChainChunkBytes;
+  if ((kind == kBcast || kind == kReduce) && algo == kChain && slot > kChainChunkBytes) slot = kChainChunkBytes;
   return slot;
 }
 
@@ -207,6 +209,7 @@ class Schedule {
           break;
         case kReduce:
           if (a_.algo == kTwoShot) two_shot(rd, false);
+          else if (a_.algo == kChain) reduce_chain(rd);
           else reduce_one_shot(rd, false);
           break;
         case kBcast:
@@ -347,6 +350,31 @@ class Schedule {
       wait_arrived(1, q, rd.r);
       x_.copy(recv() + off + part_first(q) * esize_, scratch(me_, rd.r) + (n_ + q) * slot, part_elems(q) * esize_);
     }
+  }
+
+  // Pipelined chain to the root, bcast's chain run backwards: virtual rank n - 1 pushes its chunk
+  // into n - 2's scratch; each rank reduces what arrived with its own input into the next rank's
+  // scratch, the root into its receive buffer. Every link carries the vector once (two-shot's root
+  // takes in 2 (n - 1)/n of it); while rank v - 1 reduces chunk r, rank v reduces chunk r + 1.
+  MPIX_HOST_DEVICE void reduce_chain(const Round &rd) {
+    const uint64_t off = rd.first * esize_;
+    const int v = virt();
+    const void *srcs[2];
+    int ns = 0;
+    if (v + 1 < n_) {
+      wait_arrived(0, real(v + 1), rd.r);
+      srcs[ns++] = scratch(me_, rd.r);
+    }
+    srcs[ns++] = send() + off;
+    void *dst = recv() + off;
+    if (v > 0) {
+      wait_freed(real(v - 1), rd.r);
+      dst = scratch(real(v - 1), rd.r);
+    }
+    x_.reduce(&dst, 1, srcs, ns, rd.elems);
+    if (v == 0) return;
+    x_.barrier();
+    tell_arrived(0, real(v - 1), rd.r);
   }
 
   // Ring (n > 1): n parts; in step s < n - 1 this rank pushes its partial of part me - s into the
@@ -600,7 +628,11 @@ class Schedule {
   }
   MPIX_HOST_DEVICE void bcast_lines(const Round &rd) {
     const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_;
-    if (me_ != a_.root) return x_.get_lines(recv() + off, line_slot(me_, rd.r, a_.root), bytes, rd.r, a_.root);
+    if (me_ != a_.root) {
+      char *dst = recv() + off;
+      const char *from = line_slot(me_, rd.r, a_.root);
+      return x_.get_lines(&dst, &from, &a_.root, 1, bytes, rd.r);
+    }
     for (int q = 0; q < n_; ++q) {
       if (q == me_) continue;
       wait_freed(q, rd.r);
@@ -613,8 +645,16 @@ class Schedule {
       x_.put_lines(line_slot(q, rd.r, me_), src, n, rd.r);
     });
     x_.settle();  // in place (alltoall): every block is pushed before received blocks overwrite it
-    for (int q = 0; q < n_; ++q)
-      if (q != me_) x_.get_lines(recv() + q * block + off, line_slot(me_, rd.r, q), bytes, rd.r, q);
+    char *dsts[kMaxRanks];
+    const char *from[kMaxRanks];
+    int peers[kMaxRanks], np = 0;
+    for (int q = 0; q < n_; ++q) {
+      if (q == me_) continue;
+      dsts[np] = recv() + q * block + off;
+      from[np] = line_slot(me_, rd.r, q);
+      peers[np++] = q;
+    }
+    x_.get_lines(dsts, from, peers, np, bytes, rd.r);
   }
 
   // Local steps (coll_args.h): one round over this rank's memory only; no flags.

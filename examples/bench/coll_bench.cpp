@@ -56,7 +56,7 @@ const char *algo_env(Coll c) {
 std::vector<const char *> algorithms(Coll c) {
   if (c == Coll::allreduce) return {"auto", "oneshot", "twoshot", "ring", "gsb", "btb"};
   if (c == Coll::bcast) return {"auto", "direct", "chain", "binomial"};
-  if (c == Coll::reduce) return {"auto", "direct", "twoshot"};
+  if (c == Coll::reduce) return {"auto", "direct", "twoshot", "chain"};
   return {"direct"};
 }
 // nccl-tests' bus bandwidth factors.

@@ -120,7 +120,7 @@ struct AlgoName {
 constexpr AlgoName kAllreduceAlgos[] = {{"oneshot", kOneShot}, {"twoshot", kTwoShot}, {"ring", kRing},
                                         {"gsb", kGsb},         {"btb", kBtb}};
 constexpr AlgoName kBcastAlgos[] = {{"direct", kOneShot}, {"chain", kChain}, {"binomial", kBinomial}};
-constexpr AlgoName kReduceAlgos[] = {{"direct", kOneShot}, {"twoshot", kTwoShot}};
+constexpr AlgoName kReduceAlgos[] = {{"direct", kOneShot}, {"twoshot", kTwoShot}, {"chain", kChain}};
 constexpr AlgoName kDirectOnly[] = {{"direct", kOneShot}};
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Stream collectives (MPIX_Allreduce/Reduce/Bcast/Allgather/Alltoall_stream) checked element for
 // element against a host reference:
 //  - every collective x algorithm (allreduce: oneshot, twoshot, ring, gsb, btb; reduce: direct,
-//    twoshot; bcast: direct, chain, binomial) x element type x operator, counts 0, 1, odd, and larger than
+//    twoshot, chain; bcast: direct, chain, binomial) x element type x operator, counts 0, 1, odd, and larger than
 //    the scratch (many rounds; the test runs with a small MPIX_ST_COLL_SCRATCH_KIB), unaligned
 //    buffers, MPI_IN_PLACE, every root;
 //  - a communicator split with reordered ranks and a sub-communicator of part of the ranks;
@@ -194,7 +194,7 @@ bool spans_nodes(const Comm &c) {
 template <typename T>
 void reduce_case(const Comm &c, void *s, bool all, Op o, uint64_t count, int root, bool in_place, size_t shift,
                  uint64_t salt) {
-  const char *algo = getenv("MPIX_ST_ALLREDUCE_ALGO");
+  const char *algo = getenv(all ? "MPIX_ST_ALLREDUCE_ALGO" : "MPIX_ST_REDUCE_ALGO");
   g_context = fmt("%s(%s, %s) %s %s count=%llu root=%d%s shift=%zu np=%d", all ? "allreduce" : "reduce",
                   algo ? algo : "auto", protocol(), TypeInfo<T>::name(), op_name(o), (unsigned long long)count, root,
                   in_place ? " in-place" : "", shift, c.size);
@@ -395,8 +395,10 @@ void all_collectives(const Comm &c, void *s, uint64_t big_elems) {
   }
   for (const char *algo : {"oneshot", "twoshot", "ring", "gsb", "btb"}) {
     setenv("MPIX_ST_ALLREDUCE_ALGO", algo, 1);
-    // Reduce's algorithms ride along: two-shot with allreduce's, direct with the rest.
-    setenv("MPIX_ST_REDUCE_ALGO", std::strcmp(algo, "twoshot") == 0 ? "twoshot" : "direct", 1);
+    // Reduce's algorithms ride along: two-shot with allreduce's, the chain with the ring, direct
+    // with the rest.
+    const bool two = std::strcmp(algo, "twoshot") == 0, ring = std::strcmp(algo, "ring") == 0;
+    setenv("MPIX_ST_REDUCE_ALGO", two ? "twoshot" : ring ? "chain" : "direct", 1);
     reductions(c, s, big_elems);
 #ifdef MPIX_C_FLOAT16
     mpich_float16(c, s);

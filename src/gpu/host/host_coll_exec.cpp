@@ -61,11 +61,14 @@ class HostCollExecutor {
       word(line(lines, u, 1)).store(coll::line_word(v >> 32, tag), std::memory_order_relaxed);
     }
   }
-  void get_lines(char *dst, const char *lines, uint64_t bytes, uint64_t round, int peer) {
-    for (uint64_t u = 0; u < coll::unit_count(bytes) && ok_; ++u) {
-      uint64_t v = 0;
-      if (await_line(lines, u, round, peer, &v))
-        coll::store_unit(dst + u * coll::kLinePayload, v, coll::unit_bytes(bytes, u));
+  void get_lines(char *const *dsts, const char *const *lines, const int *peers, int pieces, uint64_t bytes,
+                 uint64_t round) {
+    for (int k = 0; k < pieces; ++k) {
+      for (uint64_t u = 0; u < coll::unit_count(bytes) && ok_; ++u) {
+        uint64_t v = 0;
+        if (await_line(lines[k], u, round, peers[k], &v))
+          coll::store_unit(dsts[k] + u * coll::kLinePayload, v, coll::unit_bytes(bytes, u));
+      }
     }
   }
   void reduce_lines(char *dst, const void *const *srcs, int nsrc, int own, uint64_t n, uint64_t round) {
