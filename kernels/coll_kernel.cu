@@ -188,10 +188,13 @@ class DeviceCollExecutor {
     });
   }
 
-  // The last block to finish advances the cursor (every block read it long before) and resets
-  // the barrier slot. The cursor is read by this rank's later launches, which the kernel boundary
-  // orders, and by the host's drain check, which needs the count only: no system-scope fence (it
-  // cost about a microsecond per call). Blocks order their reads before the count at device scope.
+  // The last block to finish advances the cursor and resets the barrier slot. The count says only
+  // that every block got here: what the blocks did reaches this rank's later launches through the
+  // kernel boundary, and the host's drain check needs the count alone (every read of this rank's
+  // scratch has been used by then; stores into peers' scratch are what the peers wait for), so no
+  // fence precedes or follows it, as none follows the one-block store. A system-scope fence here
+  // cost about a microsecond per call, two gpu-scope fences 0.5-0.6 us per call of two or more
+  // blocks (2 H200s, coll_bench --graph, one job).
   __device__ void finish(uint64_t value) {
     __syncthreads();
     if (threadIdx.x != 0) return;
@@ -200,9 +203,7 @@ class DeviceCollExecutor {
       *cursor = value;
       return;
     }
-    mpix_fence_gpu();
     if (atomicAdd(words_ + kFinished, 1u) + 1 != gridDim.x) return;
-    mpix_fence_gpu();
     *cursor = value;
     atomicExch(words_ + kAbandoned, 0u);
     atomicExch(words_ + kFinished, 0u);

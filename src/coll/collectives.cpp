@@ -26,15 +26,34 @@ const char *env_name(Kind k) {
   }
 }
 
+// Bytes a rank pushes in a call: its vector or block to each of its peers.
+uint64_t bytes_pushed(const Context &c, uint64_t count, uint32_t esize) {
+  return count * esize * static_cast<uint64_t>(c.size > 1 ? c.size - 1 : 1);
+}
+
+// kLL (coll_args.h) while a call pushes at most kLLMaxPushedBytes in all or kLLMaxPeerBytes to
+// each peer: lines carry the data with its flag, so a call needs no fence and no flag round trip,
+// at twice the bytes on the link. Per peer, since each peer's lines travel on their own link: on
+// 4 H200s (one job), 32 KiB allreduces took 1.07x NCCL's time with kLL and 1.62x with kSimple
+// (96 KiB pushed); 128 KiB allgathers 1.29x and 1.96x; at 64 KiB a peer both were 1.6x.
+constexpr uint64_t kLLMaxPushedBytes = 64 * 1024;
+constexpr uint64_t kLLMaxPeerBytes = 32 * 1024;
+bool lines_fit(const Call &call, const Context &c) {
+  const uint64_t per_peer = call.count * elem_size(call.dtype);  // a vector or block to each peer
+  return bytes_pushed(c, call.count, elem_size(call.dtype)) <= kLLMaxPushedBytes || per_peer <= kLLMaxPeerBytes;
+}
+
 // Allreduce above this many bytes on more than two ranks: two-shot (each rank reduces an n-th
 // instead of the whole vector), and the ring from kRingMinBytes (on 4 H200s the ring reached 0.78
 // and 0.69x NCCL's bus bandwidth at 16 and 128 MiB, two-shot 0.69 and 0.66). On two ranks,
 // one-shot up to kRingMinBytes, then the ring, whose halves overlap the link and the reduction
 // (measured on 2 H200s: equal at 2 MiB, ring 0.71x one-shot's time at 16 MiB, 0.69x at 128 MiB).
-// Reduce from kRingMinBytes on more than two ranks: two-shot (the root takes in 2 (n - 1)/n of the
-// vector instead of n - 1 vectors; on two ranks both are one vector). On 4 H200s direct reached
-// 0.74-0.76x NCCL's bus bandwidth at 1-2 MiB (two-shot 0.54-0.67), two-shot 0.72-0.75x at 4-8 MiB
-// (direct 0.62-0.68) and 0.43x at 128 MiB (direct 0.36).
+// Reduce on more than two ranks, wherever kLL does not serve the direct algorithm: the pipelined
+// chain (every link carries the vector once; direct's root takes in n - 1 vectors, two-shot's
+// 2 (n - 1)/n of one). On 4 H200s (one job) the chain took 12.5 us at 64-256 KiB against direct's
+// 15-16 (kSimple; kLL direct took 9.3 at 32 KiB, the chain 12.4), 16 us at 1 MiB against 17.6, and
+// reached 0.95 and 0.94x NCCL's bus bandwidth at 16 and 128 MiB (two-shot 0.70 and 0.58). On two
+// ranks every algorithm moves one vector: direct.
 // Bcast above this: the pipelined chain on more than two ranks (the root's links carry the data
 // once instead of n - 1 times). Thresholds: README, "Collectives".
 constexpr uint64_t kOneShotMaxBytes = 256 * 1024;
@@ -46,14 +65,9 @@ Algo choose(const Call &call, const Context &c, Algo requested) {
   const uint64_t bytes = call.count * elem_size(call.dtype);
   if (call.kind == kAllreduce && bytes >= kRingMinBytes) return kRing;
   if (call.kind == kAllreduce) return c.size <= 2 || bytes <= kOneShotMaxBytes ? kOneShot : kTwoShot;
-  if (call.kind == kReduce) return c.size > 2 && bytes >= kRingMinBytes ? kTwoShot : kOneShot;
+  if (call.kind == kReduce) return c.size > 2 && !lines_fit(call, c) ? kChain : kOneShot;
   if (call.kind == kBcast) return c.size <= 2 || bytes <= kDirectBcastMaxBytes ? kOneShot : kChain;
   return kOneShot;
-}
-
-// Bytes a rank pushes in a call: its vector or block to each of its peers.
-uint64_t bytes_pushed(const Context &c, uint64_t count, uint32_t esize) {
-  return count * esize * static_cast<uint64_t>(c.size > 1 ? c.size - 1 : 1);
 }
 
 // Channels of a call (coll_args.h): one per `per_channel` bytes of what a rank pushes, at most
@@ -79,14 +93,6 @@ uint32_t line_threads_for(uint64_t pushed_per_channel) {
   return static_cast<uint32_t>(std::clamp<uint64_t>((pushed_per_channel / kLinePayload + 127) / 128 * 128, 128, 256));
 }
 
-// kLL (coll_args.h) while a call pushes at most kLLMaxPushedBytes in all or kLLMaxPeerBytes to
-// each peer: lines carry the data with its flag, so a call needs no fence and no flag round trip,
-// at twice the bytes on the link. Per peer, since each peer's lines travel on their own link: on
-// 4 H200s (one job), 32 KiB allreduces took 1.07x NCCL's time with kLL and 1.62x with kSimple
-// (96 KiB pushed); 128 KiB allgathers 1.29x and 1.96x; at 64 KiB a peer both were 1.6x.
-constexpr uint64_t kLLMaxPushedBytes = 64 * 1024;
-constexpr uint64_t kLLMaxPeerBytes = 32 * 1024;
-
 // The protocol MPIX_ST_COLL_PROTOCOL names (auto, simple, ll), read at each call like the
 // algorithms. kLL serves the one-shot and direct algorithms only; others run kSimple.
 core::Result protocol_from_env(bool *forced, Protocol *out) {
@@ -103,13 +109,12 @@ core::Result protocol_from_env(bool *forced, Protocol *out) {
   return core::fail(MPI_ERR_ARG, std::string("MPIX_ST_COLL_PROTOCOL=") + v + " names no protocol (auto, simple, ll)");
 }
 
-core::Result choose_protocol(const Call &call, Algo algo, uint64_t pushed, Protocol *out) {
+core::Result choose_protocol(const Call &call, const Context &c, Algo algo, Protocol *out) {
   bool forced = false;
-  const uint64_t per_peer = call.count * elem_size(call.dtype);  // a vector or block to each peer
   if (core::Result r = protocol_from_env(&forced, out)) return r;
   const bool lines_serve = algo == kOneShot && call.kind <= kAlltoall;
   if (!lines_serve) *out = kSimple;
-  else if (!forced) *out = pushed <= kLLMaxPushedBytes || per_peer <= kLLMaxPeerBytes ? kLL : kSimple;
+  else if (!forced) *out = lines_fit(call, c) ? kLL : kSimple;
   return core::ok();
 }
 
@@ -183,7 +188,7 @@ core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bo
   a.regions = c.regions;
   const uint64_t pushed = bytes_pushed(c, call.count, elem_size(a.dtype));
   Protocol proto = kSimple;
-  if (core::Result r = choose_protocol(call, static_cast<Algo>(a.algo), pushed, &proto)) return r;
+  if (core::Result r = choose_protocol(call, c, static_cast<Algo>(a.algo), &proto)) return r;
   a.proto = proto;
   if (proto == kLL) {
     a.channels = channels_for(pushed, c.line_channel_bytes, c.line_regions);
