@@ -3,7 +3,6 @@
 #include <nccl.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "exchange.h"
@@ -18,19 +17,36 @@ void check(ncclResult_t r, const char *what) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-class NcclExchange final : public Exchange {
+// The NCCL communicator of a run: a member of NcclExchange declared before its captured block, so
+// the block's graph is destroyed first. Destroyed while such a graph still existed (in the
+// exchange's destructor body), ncclCommDestroy never returned, after every replay had completed
+// (traced on 2 H200s, NCCL 2.28.3).
+class NcclComm {
  public:
-  explicit NcclExchange(const Context &c) : c_(c), buffers_(c.plan) {
+  explicit NcclComm(MPI_Comm comm) {
     int rank = 0, size = 0;
-    MPI_Comm_rank(c.comm, &rank);
-    MPI_Comm_size(c.comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
     ncclUniqueId id;
     if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, c.comm);
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm);
     check(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
+  }
+  ~NcclComm() { ncclCommDestroy(comm_); }
+  NcclComm(const NcclComm &) = delete;
+  NcclComm &operator=(const NcclComm &) = delete;
+  ncclComm_t get() const { return comm_; }
+
+ private:
+  ncclComm_t comm_ = nullptr;
+};
+
+class NcclExchange final : public Exchange {
+ public:
+  explicit NcclExchange(const Context &c) : c_(c), buffers_(c.plan), comm_(c.comm) {
     // NCCL connects peers at their first send and receive, with allocations that stream capture
     // forbids: connect them before a block is captured, into scratch, leaving the field alone.
-    if (capture_) {
+    if (c_.graph) {
       void *scratch = xdev::alloc(static_cast<size_t>(c.plan.buffer_doubles) * sizeof(double));
       group(buffers_.send, static_cast<double *>(scratch));
       xdev::stream_sync(c.stream);
@@ -38,18 +54,14 @@ class NcclExchange final : public Exchange {
     }
   }
 
-  ~NcclExchange() override { ncclCommDestroy(comm_); }
-
   std::string detail() const override {
-    if (capture_)
+    if (c_.graph)
       return "ncclGroupStart / ncclSend / ncclRecv / ncclGroupEnd captured into one graph per block, replayed" +
              packs_detail(c_);
-    return std::string("ncclGroupStart / ncclSend / ncclRecv / ncclGroupEnd") +
-           (c_.graph ? "; eager (captured NCCL send/recv hung on the test machine: FACES_NCCL_GRAPH=1 captures)" : "") +
-           packs_detail(c_);
+    return std::string("ncclGroupStart / ncclSend / ncclRecv / ncclGroupEnd") + packs_detail(c_);
   }
 
-  void run(int count) override { block_.run(c_.stream, count, capture_, [this](int n) { enqueue(n); }); }
+  void run(int count) override { block_.run(c_.stream, count, c_.graph, [this](int n) { enqueue(n); }); }
 
  private:
   void enqueue(int count) {
@@ -69,19 +81,16 @@ class NcclExchange final : public Exchange {
     check(ncclGroupStart(), "ncclGroupStart");
     for (int j = 0; j < kDirections; ++j) {
       if (const Link *out = c_.plan.link(j))
-        check(ncclSend(send + out->offset, out->count, ncclDouble, out->peer, comm_, stream), "ncclSend");
+        check(ncclSend(send + out->offset, out->count, ncclDouble, out->peer, comm_.get(), stream), "ncclSend");
       if (const Link *in = c_.plan.link(opposite(j)))
-        check(ncclRecv(recv + in->offset, in->count, ncclDouble, in->peer, comm_, stream), "ncclRecv");
+        check(ncclRecv(recv + in->offset, in->count, ncclDouble, in->peer, comm_.get(), stream), "ncclRecv");
     }
     check(ncclGroupEnd(), "ncclGroupEnd");
   }
 
   Context c_;
-  // Replays of captured NCCL send/recv groups hung on the GPU test machine (NCCL 2.28.3, two H200s,
-  // every capture mode): with --graph this mode stays eager unless FACES_NCCL_GRAPH=1.
-  const bool capture_ = c_.graph && std::getenv("FACES_NCCL_GRAPH") && std::string(std::getenv("FACES_NCCL_GRAPH")) == "1";
   Buffers buffers_;
-  ncclComm_t comm_ = nullptr;
+  NcclComm comm_;
   CapturedBlock block_;  // last: its graph goes before the communicator
 };
 

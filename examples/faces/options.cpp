@@ -40,7 +40,7 @@ const char *usage() {
          "  --datatypes rma and st: put each face, edge and corner straight from the field through an\n"
          "              MPI derived datatype (no pack kernel); the received\n"
          "              copies stay contiguous and the unpack-add kernel sums them. p2p and nccl pack\n"
-         "  --graph     st (and nccl with FACES_NCCL_GRAPH=1): capture one block of exchanges into a graph (the same kernels and\n"
+         "  --graph     st and nccl: capture one block of exchanges into a graph (the same kernels and\n"
          "              calls) after running the warm-up block eagerly, and replay it for every timed\n"
          "              block; p2p and rma stay eager (they are host-driven)\n"
          "  --throttle-sync K  st: synchronise the stream every K exchanges (application-level\n"

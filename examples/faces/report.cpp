@@ -56,7 +56,7 @@ void print_header(const RunInfo &run) {
     std::printf("faces: --datatypes: rma and st put each face, edge and corner straight from the field through MPI "
                 "derived datatypes (no pack kernel); the received copies stay contiguous in the window and the "
                 "unpack-add kernel sums them into the field (a put cannot add); p2p and nccl still pack\n");
-  if (o.graph) std::printf("faces: --graph: st replays one captured block (nccl too with FACES_NCCL_GRAPH=1); p2p and rma stay eager\n");
+  if (o.graph) std::printf("faces: --graph: st and nccl replay one captured block; p2p and rma stay eager\n");
   std::printf("faces: mpix-st %d.%d backend %s, device %s, %s%s%s\n", MPIX_ST_VERSION_MAJOR, MPIX_ST_VERSION_MINOR,
               run.backend.c_str(), run.devices.empty() ? "?" : run.devices[0].c_str(), run.mpi_library.c_str(),
               run.vendor_library.empty() ? "" : ", ", run.vendor_library.c_str());
