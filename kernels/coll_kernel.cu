@@ -282,10 +282,12 @@ class DeviceCollExecutor {
       Looks looks;
       looks.take(0, nsrc, line_of);
       auto fetch = [&](int s, uint64_t *v) {
-        if (s != own && !looks.holds(s)) looks.take(s, nsrc, line_of);
-        if (s != own) return await_line(static_cast<const char *>(srcs[s]), u, round, s, looks, s, v);
-        *v = mine;
-        return true;
+        if (s == own) {
+          *v = mine;
+          return true;
+        }
+        if (!looks.holds(s)) looks.take(s, nsrc, line_of);
+        return await_line(static_cast<const char *>(srcs[s]), u, round, s, looks, s, v);
       };
       uint64_t out;
       if (!mpix::coll::reduce_unit<T>(a_.op, nsrc, fetch, &out)) return;

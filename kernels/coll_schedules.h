@@ -46,9 +46,14 @@ MPIX_HOST_DEVICE inline bool is_two_shot(uint8_t kind, uint8_t algo) {
   return algo == kTwoShot && (kind == kAllreduce || kind == kReduce);
 }
 
+// Pipelined chains, bcast's and reduce's: one slot per half, a chunk of at most kChainChunkBytes.
+MPIX_HOST_DEVICE inline bool is_chain(uint8_t kind, uint8_t algo) {
+  return algo == kChain && (kind == kBcast || kind == kReduce);
+}
+
 // Slots a scratch half is cut into, and bytes of one (a multiple of kSlotAlign).
 MPIX_HOST_DEVICE inline uint64_t slot_count(uint8_t kind, uint8_t algo, int n) {
-  if (kind == kBcast || (kind == kReduce && algo == kChain)) return 1;
+  if (kind == kBcast || is_chain(kind, algo)) return 1;
   if (is_two_shot(kind, algo)) return 2 * static_cast<uint64_t>(n);  // n sources' parts, n results
   if (kind != kAllreduce) return n;  // reduce, allgather, alltoall: one slot per source
   switch (algo) {
@@ -60,7 +65,7 @@ MPIX_HOST_DEVICE inline uint64_t slot_count(uint8_t kind, uint8_t algo, int n) {
 }
 MPIX_HOST_DEVICE inline uint64_t slot_bytes(uint8_t kind, uint8_t algo, int n, uint64_t half_bytes) {
   uint64_t slot = half_bytes / slot_count(kind, algo, n) / kSlotAlign * kSlotAlign;
-  if ((kind == kBcast || kind == kReduce) && algo == kChain && slot > kChainChunkBytes) slot = kChainChunkBytes;
+  if (is_chain(kind, algo) && slot > kChainChunkBytes) slot = kChainChunkBytes;
   return slot;
 }
 
