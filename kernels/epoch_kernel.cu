@@ -1,4 +1,5 @@
 // The merged epoch kernel: one launch runs a whole item list (DESIGN.md §3).
+//   0. block 0 stores the leading signals (a post merged with the calls after it under capture),
 //   1. every block waits for the list's flags (so no grid-wide barrier is needed before copying),
 //   2. all blocks share the copies and accumulates,
 //   3. the last block to finish stores the signals: release stores at system scope, which order
@@ -189,17 +190,23 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // Slot t is thread t's, in shared memory rather than registers the copies need. (Loading the
   // signals' values here too made the kernel spill registers; they load after the data.)
   __shared__ uint64_t wait_values[mpix::work::kItemsPerLaunch];
-  if (threadIdx.x < p.h.nwait) wait_values[threadIdx.x] = mpix::work::item_value(p.items[threadIdx.x]);
+  const int first_wait = p.h.nlead;
+  if (threadIdx.x < p.h.nwait) wait_values[threadIdx.x] = mpix::work::item_value(p.items[first_wait + threadIdx.x]);
   if (window_freed(p.h, alive)) return;
+  // Leading signals order no data (a post's: what precedes it ended at a kernel boundary), and
+  // they go before the waits, which may wait for peers that wait for them.
+  if (blockIdx.x == 0)
+    for (int i = threadIdx.x; i < first_wait; i += blockDim.x)
+      mpix_store_relaxed_sys(reinterpret_cast<uint64_t *>(p.items[i].a), mpix::work::item_value(p.items[i]));
   // A wait the watchdog ended skips the epoch's data and stores; its counting signals (the
   // window's retire count) still run, so the host sees the list as finished.
   const bool waited =
-      wait_flags(p, 0, p.h.nwait, wait_values) &&
+      wait_flags(p, first_wait, p.h.nwait, wait_values) &&
       !((p.h.bits & mpix::work::kSkipIfWatchdogFired) &&
         reinterpret_cast<volatile mpix::work::WatchdogMailbox *>(p.h.mailbox_addr)->fired);
   const uint64_t tid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const uint64_t nthreads = uint64_t(gridDim.x) * blockDim.x;
-  const int first = p.h.nwait, end_ops = p.h.nwait + p.h.ncopy;
+  const int first = first_wait + p.h.nwait, end_ops = first + p.h.ncopy;
   ThreadCursor cursor;
   for (int i = first; waited && i < end_ops; ++i) {
     const Item &it = p.items[i];
@@ -272,7 +279,9 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
     atomicAdd_system(reinterpret_cast<unsigned long long *>(p.items[i].a), static_cast<unsigned long long>(p.items[i].b));
 }
 
-int item_count(const mpix::work::LaunchHeader &h) { return h.nwait + h.ncopy + h.nsignal + h.ntrail + h.ncount; }
+int item_count(const mpix::work::LaunchHeader &h) {
+  return h.nlead + h.nwait + h.ncopy + h.nsignal + h.ntrail + h.ncount;
+}
 
 template <int N>
 void launch_with_capacity(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream) {
@@ -282,7 +291,41 @@ void launch_with_capacity(const mpix::work::LaunchParams &params, int blocks, in
   for (int i = 0; i < n; ++i) p.items[i] = params.items[i];
   epoch_kernel<N><<<blocks, threads, 0, static_cast<mpix_gpu_stream_t>(stream)>>>(p);
 }
+
+// The kernel node a capture recorded from launch_with_capacity, given a new list to run.
+template <int N>
+int set_node_with_capacity(const mpix::work::LaunchParams &params, int blocks, int threads, void *node) {
+  mpix::work::LaunchParamsN<N> p;
+  p.h = params.h;
+  const int n = item_count(params.h);
+  for (int i = 0; i < n; ++i) p.items[i] = params.items[i];
+  void *args[] = {&p};  // the runtime copies the parameters now
+#if defined(__HIPCC__)
+  hipKernelNodeParams k{};
+  k.func = reinterpret_cast<void *>(epoch_kernel<N>);
+  k.gridDim = dim3(blocks);
+  k.blockDim = dim3(threads);
+  k.kernelParams = args;
+  return static_cast<int>(hipGraphKernelNodeSetParams(static_cast<hipGraphNode_t>(node), &k));
+#else
+  cudaKernelNodeParams k{};
+  k.func = reinterpret_cast<void *>(epoch_kernel<N>);
+  k.gridDim = dim3(blocks);
+  k.blockDim = dim3(threads);
+  k.kernelParams = args;
+  return static_cast<int>(cudaGraphKernelNodeSetParams(static_cast<cudaGraphNode_t>(node), &k));
+#endif
+}
 }  // namespace
+
+int mpix_set_epoch_kernel_node(void *node, const mpix::work::LaunchParams &params, int blocks, int threads) {
+  constexpr const int *caps = mpix::work::kLaunchCapacities;
+  const int n = item_count(params.h);
+  if (n <= caps[0]) return set_node_with_capacity<caps[0]>(params, blocks, threads, node);
+  if (n <= caps[1]) return set_node_with_capacity<caps[1]>(params, blocks, threads, node);
+  if (n <= caps[2]) return set_node_with_capacity<caps[2]>(params, blocks, threads, node);
+  return set_node_with_capacity<caps[3]>(params, blocks, threads, node);
+}
 
 // Launches the instance with the smallest parameter block that holds the list.
 int mpix_launch_epoch_kernel(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream) {

@@ -31,6 +31,9 @@ constexpr int kCollBlocksPerSm = 1;
 
 // Returns the runtime's error code (0 on success).
 int mpix_launch_epoch_kernel(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream);
+// Under stream capture: makes the kernel node `node` (one a launch above recorded) run `params`
+// instead, so calls that follow it on the stream join it (src/gpu/list_merge.h).
+int mpix_set_epoch_kernel_node(void *node, const mpix::work::LaunchParams &params, int blocks, int threads);
 // One collective call (coll_schedules.h); blocks must all run at once (a block waits for its
 // peers' blocks of the same channel).
 int mpix_launch_coll_kernel(const mpix::coll::Args &args, int blocks, int threads, void *stream);

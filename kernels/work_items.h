@@ -119,12 +119,15 @@ enum LaunchBits : uint16_t {
   kNoData = 8,
 };
 
-// Items of a launch, in order: waits, ops (copies, accumulates, stores), signals (stores, the
-// last block), trailing waits (that block, after its signals: e.g. the network's completion of
-// what a signal rang), then counting signals (kSignalAdd: the list has run).
+// Items of a launch, in order: leading signals (relaxed stores by block 0 before any wait: the
+// signals of a post merged with the epoch calls after it, src/gpu/list_merge.h), waits, ops
+// (copies, accumulates, stores), signals (stores, the last block), trailing waits (that block,
+// after its signals: e.g. the network's completion of what a signal rang, or a merged wait's
+// flags), then counting signals (kSignalAdd: the list has run).
 struct LaunchHeader {
-  uint16_t nwait, ncopy, nsignal, ntrail, ncount;
+  uint16_t nlead, nwait, ncopy, nsignal, ntrail, ncount;
   uint16_t bits;           // LaunchBits
+  uint16_t reserved;
   uint32_t window_id;      // diagnostics
   uint32_t ticket_expect;  // multi-block launches: ticket value the last block observes
   uint64_t watchdog_ns;    // 0: wait forever

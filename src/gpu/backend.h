@@ -42,6 +42,9 @@ struct HostMapped {
 // An ordered list of work items (waits, then data operations, then signals) for one epoch call.
 struct WorkList {
   std::vector<work::Item> waits, ops, signals;
+  // Signals stored before the waits, ordering no data: only lists merged under capture have them
+  // (a post's signals, followed by the epoch calls after it; list_merge.h).
+  std::vector<work::Item> leading_signals;
   // Waits after the signals (a doorbell rung, then the network's completion awaited), then data
   // operations that need them passed (staged gets: host staging -> the origin buffer); counting
   // signals (work::kSignalAdd) run after these. Trailing ops cost the device a second launch.
@@ -50,9 +53,11 @@ struct WorkList {
   uint64_t watchdog_ns = 0;  // 0: waits never time out
   bool captured = false;     // enqueued into a stream capture: replays check the window is alive
   bool empty() const {
-    return waits.empty() && ops.empty() && signals.empty() && trailing_waits.empty() && trailing_ops.empty();
+    return waits.empty() && ops.empty() && signals.empty() && trailing_waits.empty() && trailing_ops.empty() &&
+           leading_signals.empty();
   }
   void clear() {
+    leading_signals.clear();
     waits.clear();
     ops.clear();
     signals.clear();

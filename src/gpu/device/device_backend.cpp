@@ -12,6 +12,7 @@
 
 #include "../../../kernels/epoch_launch.h"
 #include "../backend.h"
+#include "../list_merge.h"
 #include "runtime_map.h"
 #if !defined(MPIX_GPU_HIP)
 #include "multicast_cuda.h"
@@ -222,7 +223,16 @@ class DeviceBackend final : public Backend {
   // merged kernel is cheaper (one enqueue instead of three).
   int enqueue(void *stream, const WorkList &list) override {
     wait_outside_kernels(stream, list);
-    if (copy_engine_bytes_ == 0 || !has_large_copy(list)) return launch_all(stream, list, true);
+    if (copy_engine_bytes_ == 0 || !has_large_copy(list)) {
+      if (!list.captured || !graph_merge_enabled()) return launch_all(stream, list, true);
+      if (merge_into_tail(stream, list)) return kOk;
+      const uint64_t before = launches_.load();
+      if (int st = launch_all(stream, list, true)) return st;
+      if (launches_.load() == before + 1) remember_tail(stream, list);
+      else forget_tail(stream);
+      return kOk;
+    }
+    if (list.captured) forget_tail(stream);
     WorkList head, tail;
     head.window_id = tail.window_id = list.window_id;
     head.watchdog_ns = tail.watchdog_ns = list.watchdog_ns;
@@ -402,10 +412,11 @@ class DeviceBackend final : public Backend {
   };
 
   // Splits the list into launches of at most kItemsPerLaunch items, preserving the order
-  // waits < ops < signals; a list that fits (every Faces exchange does) is one launch. Trailing ops
-  // start a launch of their own (all blocks copy, after the trailing waits of the one before).
-  // `user_stream`: counts toward stream_ops_enqueued() (host-driven work on the internal stream does not).
-  int launch_all(void *stream, const WorkList &list, bool user_stream, uint16_t bits = 0) {
+  // leading signals < waits < ops < signals; a list that fits (every Faces exchange does) is one
+  // launch. Trailing ops start a launch of their own (all blocks copy, after the trailing waits of
+  // the one before). Calls launch(params, blocks) for each, in order; stops at its first error.
+  template <class Launch>
+  int for_each_launch(const WorkList &list, uint16_t bits, Launch &&launch) {
     // MPI orders accumulates of one origin by default: a list holding several runs each launch as
     // one block that applies them in order (see the kernel); the launches of a list that needs
     // more than one run in stream order, which keeps them ordered across launches too.
@@ -414,25 +425,27 @@ class DeviceBackend final : public Backend {
       accumulates += it.kind == work::kAccumulate || it.kind == work::kAccumulatePairs;
     const bool ordered = accumulates > 1;
     const bool no_data = list.ops.empty() && list.trailing_ops.empty();
-    // Launch order (work_items.h): waits, ops, stored signals, trailing waits, counting signals.
-    // Scratch kept per thread: enqueue is the hot path, and it allocates nothing once warm.
+    // Launch order (work_items.h): leading signals, waits, ops, stored signals, trailing waits,
+    // counting signals. Scratch kept per thread: enqueue is the hot path, and it allocates nothing
+    // once warm.
     thread_local std::vector<work::Item> stores, counts_signals;
     stores.clear();
     counts_signals.clear();
     for (const work::Item &it : list.signals) ((it.flags & work::kSignalAdd) ? counts_signals : stores).push_back(it);
-    // Each part fills one count of the launch header (0 waits, 1 ops, 2 signals, 3 trailing
-    // waits, 4 counting signals); trailing ops fill the ops of a later launch.
+    // Each part fills one count of the launch header (0 leading signals, 1 waits, 2 ops,
+    // 3 signals, 4 trailing waits, 5 counting signals); trailing ops fill the ops of a later launch.
     struct Part {
       const std::vector<work::Item> *items;
       int slot;
     };
-    Part parts[6] = {{&list.waits, 0}, {&list.ops, 1}, {&stores, 2}, {&list.trailing_waits, 3}, {&counts_signals, 4}};
-    size_t nparts = 5, second_phase = nparts;
+    Part parts[7] = {{&list.leading_signals, 0}, {&list.waits, 1}, {&list.ops, 2}, {&stores, 3},
+                     {&list.trailing_waits, 4}, {&counts_signals, 5}};
+    size_t nparts = 6, second_phase = nparts;
     if (!list.trailing_ops.empty()) {
-      parts[4] = {&list.trailing_ops, 1};
-      parts[5] = {&counts_signals, 4};
-      nparts = 6;
-      second_phase = 4;
+      parts[5] = {&list.trailing_ops, 2};
+      parts[6] = {&counts_signals, 5};
+      nparts = 7;
+      second_phase = 5;
     }
     size_t part = 0, index = 0;
     while (part < nparts) {
@@ -442,7 +455,7 @@ class DeviceBackend final : public Backend {
       p.h.watchdog_ns = list.watchdog_ns;
       p.h.mailbox_addr = reinterpret_cast<uint64_t>(mailbox_);
       p.h.alive_addr = reinterpret_cast<uint64_t>(alive_);
-      uint16_t *counts[5] = {&p.h.nwait, &p.h.ncopy, &p.h.nsignal, &p.h.ntrail, &p.h.ncount};
+      uint16_t *counts[6] = {&p.h.nlead, &p.h.nwait, &p.h.ncopy, &p.h.nsignal, &p.h.ntrail, &p.h.ncount};
       size_t n = 0;
       uint64_t bytes = 0, pairs = 0;
       const bool after_trailing_waits = part >= second_phase;
@@ -456,7 +469,7 @@ class DeviceBackend final : public Backend {
           p.items[n] = v[index];
           // Data moved sizes the grid (a kPairList's `bytes` counts pairs, its head has the bytes).
           const uint8_t kind = v[index].kind;
-          if (slot == 1 && kind != work::kStore2 && kind != work::kPairList) bytes += v[index].bytes;
+          if (slot == 2 && kind != work::kStore2 && kind != work::kPairList) bytes += v[index].bytes;
           if (kind == work::kPairList) pairs += v[index].b;
           ++*counts[slot];
         }
@@ -480,13 +493,87 @@ class DeviceBackend final : public Backend {
         p.h.ticket_addr = reinterpret_cast<uint64_t>(tickets_ + slot);
         p.h.ticket_expect = static_cast<uint32_t>(blocks);
       }
+      if (int st = launch(p, blocks)) return st;
+    }
+    return kOk;
+  }
+
+  // `user_stream`: counts toward stream_ops_enqueued() (host-driven work on the internal stream does not).
+  int launch_all(void *stream, const WorkList &list, bool user_stream, uint16_t bits = 0) {
+    return for_each_launch(list, bits, [&](const work::LaunchParams &p, int blocks) {
       int err = mpix_launch_epoch_kernel(p, blocks, kThreadsPerBlock, stream);
       if (err != 0)
         return fail(kErrRuntime, std::string("epoch kernel launch: ") +
                                      MPIX_GPU(GetErrorString)(static_cast<gpuError_t>(err)));
       if (user_stream) ++launches_;
+      return static_cast<int>(kOk);
+    });
+  }
+
+  // ---- epoch calls merged under capture (list_merge.h) ----------------------------------------
+  // The last list a capture on a stream recorded as one kernel node.
+  struct CaptureTail {
+    unsigned long long capture = 0;
+    gpuGraphNode_t node = nullptr;
+    WorkList list;
+  };
+
+  // The node `stream`'s capture would make the next node depend on, if it is exactly one; null
+  // where it is not, or the stream is not capturing.
+  gpuGraphNode_t capture_sole_dependency(void *stream, unsigned long long *capture) {
+    gpuGraphNode_t node = nullptr;
+    if (gpu_capture_sole_dependency(static_cast<gpuStream_t>(stream), capture, &node) != gpuSuccess) {
+      (void)MPIX_GPU(GetLastError)();
+      return nullptr;
     }
-    return kOk;
+    return node;
+  }
+
+  // Gives `list` to the node of the previous captured list on `stream` where nothing was captured
+  // on the stream since and one launch runs both: true if it did (the list is enqueued).
+  bool merge_into_tail(void *stream, const WorkList &list) {
+    std::lock_guard<std::mutex> lock(tails_mu_);
+    auto it = tails_.find(stream);
+    if (it == tails_.end()) return false;
+    CaptureTail &tail = it->second;
+    unsigned long long capture = 0;
+    const gpuGraphNode_t only = capture_sole_dependency(stream, &capture);
+    if (!only || capture != tail.capture || only != tail.node || !gpu_node_has_no_dependents(only)) {
+      tails_.erase(it);
+      return false;
+    }
+    WorkList merged = tail.list;
+    if (!merge_captured(merged, list)) return false;
+    int launches = 0;
+    work::LaunchParams params;
+    int blocks = 0;
+    (void)for_each_launch(merged, 0, [&](const work::LaunchParams &p, int b) {
+      if (++launches == 1) {
+        params = p;
+        blocks = b;
+      }
+      return static_cast<int>(kOk);
+    });
+    if (launches != 1 || has_large_copy(merged)) return false;
+    if (mpix_set_epoch_kernel_node(only, params, blocks, kThreadsPerBlock) != 0) {
+      (void)MPIX_GPU(GetLastError)();
+      return false;
+    }
+    tail.list = std::move(merged);
+    return true;
+  }
+
+  // After a captured list went out as one kernel launch: its node is the stream's tail.
+  void remember_tail(void *stream, const WorkList &list) {
+    std::lock_guard<std::mutex> lock(tails_mu_);
+    CaptureTail tail;
+    tail.node = capture_sole_dependency(stream, &tail.capture);
+    if (!tail.node) {
+      tails_.erase(stream);
+      return;
+    }
+    tail.list = list;
+    tails_[stream] = std::move(tail);
   }
 
   int check(gpuError_t e, const char *what, int status = kErrRuntime) {
@@ -504,6 +591,11 @@ class DeviceBackend final : public Backend {
   static uint64_t env_u64(const char *name, uint64_t fallback) {
     const char *v = std::getenv(name);
     return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
+  }
+
+  void forget_tail(void *stream) {
+    std::lock_guard<std::mutex> lock(tails_mu_);
+    tails_.erase(stream);
   }
 
   int device_ = 0;
@@ -531,6 +623,8 @@ class DeviceBackend final : public Backend {
   std::map<std::string, Mapping> mappings_;
   std::map<void *, IoPage> io_pages_;  // by host address; guarded by map_mu_ too
   std::atomic<uint64_t> launches_{0};
+  std::mutex tails_mu_;
+  std::map<void *, CaptureTail> tails_;  // by stream: the last captured list, while it can be joined
 };
 
 }  // namespace

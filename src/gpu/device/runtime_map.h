@@ -22,6 +22,21 @@ constexpr auto gpuHostRegisterMapped = hipHostRegisterMapped;
 constexpr auto gpuErrorNotSupported = hipErrorNotSupported;
 using gpuStreamCaptureStatus = hipStreamCaptureStatus;
 constexpr auto gpuStreamCaptureStatusNone = hipStreamCaptureStatusNone;
+using gpuGraphNode_t = hipGraphNode_t;
+// The one node a capturing stream's next node would depend on (null if not exactly one).
+inline gpuError_t gpu_capture_sole_dependency(gpuStream_t s, unsigned long long *capture, gpuGraphNode_t *node) {
+  hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
+  const hipGraphNode_t *deps = nullptr;
+  size_t n = 0;
+  *node = nullptr;
+  const hipError_t e = hipStreamGetCaptureInfo_v2(s, &status, capture, nullptr, &deps, &n);
+  if (e == hipSuccess && status == hipStreamCaptureStatusActive && n == 1) *node = deps[0];
+  return e;
+}
+inline bool gpu_node_has_no_dependents(gpuGraphNode_t node) {
+  size_t n = 1;
+  return hipGraphNodeGetDependentNodes(node, nullptr, &n) == hipSuccess && n == 0;
+}
 #define gpuHostAlloc hipHostMalloc
 #define gpuFreeHost hipHostFree
 #if HIP_VERSION_MAJOR >= 6
@@ -66,6 +81,29 @@ constexpr auto gpuHostRegisterMapped = cudaHostRegisterMapped;
 constexpr auto gpuErrorNotSupported = cudaErrorNotSupported;
 using gpuStreamCaptureStatus = cudaStreamCaptureStatus;
 constexpr auto gpuStreamCaptureStatusNone = cudaStreamCaptureStatusNone;
+using gpuGraphNode_t = cudaGraphNode_t;
+// The one node a capturing stream's next node would depend on (null if not exactly one).
+inline gpuError_t gpu_capture_sole_dependency(gpuStream_t s, unsigned long long *capture, gpuGraphNode_t *node) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaGraphNode_t *deps = nullptr;
+  size_t n = 0;
+  *node = nullptr;
+#if CUDART_VERSION >= 13000
+  const cudaError_t e = cudaStreamGetCaptureInfo(s, &status, capture, nullptr, &deps, nullptr, &n);
+#else
+  const cudaError_t e = cudaStreamGetCaptureInfo_v2(s, &status, capture, nullptr, &deps, &n);
+#endif
+  if (e == cudaSuccess && status == cudaStreamCaptureStatusActive && n == 1) *node = deps[0];
+  return e;
+}
+inline bool gpu_node_has_no_dependents(gpuGraphNode_t node) {
+  size_t n = 1;
+#if CUDART_VERSION >= 13000
+  return cudaGraphNodeGetDependentNodes(node, nullptr, nullptr, &n) == cudaSuccess && n == 0;
+#else
+  return cudaGraphNodeGetDependentNodes(node, nullptr, &n) == cudaSuccess && n == 0;
+#endif
+}
 #define gpuHostAlloc cudaHostAlloc
 #define gpuFreeHost cudaFreeHost
 inline bool gpu_is_device_memory(const gpuPointerAttributes &a) { return a.type == cudaMemoryTypeDevice; }

@@ -8,10 +8,12 @@
 #include <cstdlib>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <vector>
 
 #include "../backend.h"
+#include "../list_merge.h"
 #include "host_exec.h"
 #include "host_stream.h"
 #include "shm_segments.h"
@@ -119,8 +121,10 @@ class HostBackend final : public Backend {
 
   int enqueue(void *stream, const WorkList &list) override {
     if (!stream) return fail(kErrUnsupported, "null stream: the host backend needs an MPIX_Host_stream");
+    HostStream &hs = static_cast<mpix_host_stream *>(stream)->stream;
+    if (list.captured && hs.capturing() && graph_merge_enabled()) return enqueue_captured(hs, stream, list);
     ++ops_;
-    static_cast<mpix_host_stream *>(stream)->stream.enqueue([this, list, stream] { return run_list(list, stream); });
+    hs.enqueue([this, list, stream] { return run_list(list, stream); });
     return kOk;
   }
 
@@ -176,6 +180,32 @@ class HostBackend final : public Backend {
   uint64_t stream_ops_enqueued() const override { return ops_.load(); }
 
  private:
+  // The last list a capture recorded on a stream, while it is the capture's last task.
+  struct CaptureTail {
+    uint64_t capture = 0;
+    size_t index = 0;
+    WorkList list;
+  };
+
+  // Joins the previous captured list where it is the capture's last task and one run can do both
+  // (list_merge.h), as the device backend joins kernel nodes; else records the list as a task.
+  int enqueue_captured(HostStream &hs, void *stream, const WorkList &list) {
+    std::lock_guard<std::mutex> lock(tails_mu_);
+    auto it = tails_.find(stream);
+    if (it != tails_.end() && it->second.capture == hs.capture_id() && it->second.index + 1 == hs.captured_count()) {
+      WorkList merged = it->second.list;
+      if (merge_captured(merged, list)) {
+        hs.replace_last_captured([this, merged, stream] { return run_list(merged, stream); });
+        it->second.list = std::move(merged);
+        return kOk;
+      }
+    }
+    ++ops_;
+    hs.enqueue([this, list, stream] { return run_list(list, stream); });
+    tails_[stream] = CaptureTail{hs.capture_id(), hs.captured_count() - 1, list};
+    return kOk;
+  }
+
   int allocate_shared(size_t bytes, void **ptr) {
     *ptr = shm::create(bytes);
     if (!*ptr) return fail(kErrNoMemory, std::string("shared memory segment of ") + std::to_string(bytes) +
@@ -234,6 +264,8 @@ class HostBackend final : public Backend {
   std::string last_error_;
   std::vector<WatchdogReport> watchdog_;  // pending reports, oldest first
   std::atomic<uint64_t> ops_{0};
+  std::mutex tails_mu_;
+  std::map<void *, CaptureTail> tails_;  // by stream
   std::atomic<uint32_t> alive_[work::kAliveSlots] = {};  // live windows, for replays of captured lists
 };
 

@@ -242,6 +242,9 @@ bool wait_at_least(const uint64_t *flag, uint64_t want, uint64_t watchdog_ns, ui
 }
 
 int run(const WorkList &list, WatchdogReport *report, std::string *why) {
+  // Leading signals (a merged post's) order what earlier tasks did, as the kernel boundary does.
+  for (const Item &it : list.leading_signals)
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(it.a)).store(work::item_value(it), std::memory_order_release);
   // A wait the watchdog ends skips the rest of the epoch, but the list still counts as run.
   if (!wait_all(list.waits, list, report)) {
     count(list);

@@ -1,5 +1,7 @@
 #include "host_stream.h"
 
+#include <atomic>
+
 namespace mpix::gpu {
 
 HostStream::HostStream() : worker_([this] { run(); }) {}
@@ -28,7 +30,9 @@ void HostStream::enqueue(Task task) {
 
 bool HostStream::begin_capture() {
   if (capturing_) return false;
+  static std::atomic<uint64_t> next_capture{0};  // unique in the process, as CUDA's capture ids are
   capturing_ = true;
+  capture_id_ = ++next_capture;
   captured_.clear();
   return true;
 }

@@ -30,6 +30,11 @@ class HostStream {
   bool end_capture(std::vector<Task> *graph);
   bool capturing() const { return capturing_; }
   void launch(const std::vector<Task> &graph);
+  // While capturing: which capture (each begin_capture starts a new one), how many tasks it has
+  // recorded, and a way to give the last of them new work (list_merge.h).
+  uint64_t capture_id() const { return capture_id_; }
+  size_t captured_count() const { return captured_.size(); }
+  void replace_last_captured(Task task) { captured_.back() = std::move(task); }
 
  private:
   void run();
@@ -40,6 +45,7 @@ class HostStream {
   int first_error_ = 0;
   bool stopping_ = false;
   bool capturing_ = false;
+  uint64_t capture_id_ = 0;
   std::vector<Task> captured_;
   std::thread worker_;
 };

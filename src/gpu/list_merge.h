@@ -1,0 +1,117 @@
+// Epoch calls merged under stream capture: a work list joins the one enqueued just before it on
+// the same stream, so post, complete and wait of an epoch become one kernel of the graph.
+//
+// Replayed graphs pay about 1.5 us between two kernels (README, "Graph capture"), and an epoch is
+// three calls. Eagerly nothing can be merged (a launched kernel is gone, and holding a call back
+// could hold a peer that the host then waits for); under capture nothing runs until the graph is
+// launched, so a backend that finds the previous call's node still the stream's only dependency
+// (no work of any kind was captured since) may give that node the merged list instead of adding a
+// node. Both backends do so (device: the kernel node's parameters; host: the recorded task).
+//
+// A kernel runs a list's parts in one order (work_items.h, LaunchHeader): leading signals, waits,
+// ops, signals, trailing waits, counting signals. A list can join another only where each of its
+// parts can go after all of the other's in that order:
+//  - an earlier list of signals alone (a post) has no data to order, so its signals lead;
+//  - waits go with waits (waiting commutes), or, for a list of waits alone (a wait), after the
+//    earlier list's signals as trailing waits;
+//  - ops and signals go only after everything of the earlier list but its waits.
+// Counting signals (cursor advances) all run last; each cursor-relative value of the later list
+// is raised by what the earlier list's counts add to its cursor, as if they had run between.
+//
+// MPIX_ST_GRAPH_MERGE=0 turns merging off. One effect to know: work that another captured stream
+// joins (an event recorded after a post, waited for elsewhere) waits for the merged node, i.e.
+// also for the complete and wait that followed the post.
+#pragma once
+#include <cstdlib>
+#include <cstring>
+
+#include "backend.h"
+
+namespace mpix::gpu {
+
+inline bool graph_merge_enabled() {
+  static const bool on = [] {
+    const char *v = std::getenv("MPIX_ST_GRAPH_MERGE");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
+  return on;
+}
+
+namespace list_merge_detail {
+inline bool is_count(const work::Item &it) { return (it.flags & work::kSignalAdd) != 0; }
+
+// The ordered parts of a list, as a kernel runs them.
+enum Phase { kLead = 0, kWaits = 1, kOps = 2, kStores = 3, kTrail = 4, kNone = -1 };
+
+inline bool has_stores(const WorkList &l) {
+  for (const work::Item &it : l.signals)
+    if (!is_count(it)) return true;
+  return false;
+}
+
+inline int last_phase(const WorkList &l) {
+  if (!l.trailing_waits.empty()) return kTrail;
+  if (has_stores(l)) return kStores;
+  if (!l.ops.empty()) return kOps;
+  if (!l.waits.empty()) return kWaits;
+  if (!l.leading_signals.empty()) return kLead;
+  return kNone;
+}
+
+// What `earlier`'s counting signals add to the cursor word at `address`.
+inline uint64_t counted_on(const WorkList &earlier, uint64_t address) {
+  uint64_t sum = 0;
+  for (const work::Item &it : earlier.signals)
+    if (is_count(it) && it.a == address) sum += it.b;
+  return sum;
+}
+
+inline void raise_cursor_values(std::vector<work::Item> &items, const WorkList &earlier) {
+  for (work::Item &it : items)
+    if ((it.flags & work::kCursor) && !is_count(it)) it.b += counted_on(earlier, it.bytes);
+}
+}  // namespace list_merge_detail
+
+// Appends `next` to `into` where one kernel can run both in order; false (and `into` untouched)
+// where it cannot. Both are captured lists of one window without trailing ops.
+inline bool merge_captured(WorkList &into, WorkList next) {
+  using namespace list_merge_detail;
+  if (!into.captured || !next.captured || into.window_id != next.window_id || into.watchdog_ns != next.watchdog_ns)
+    return false;
+  if (!into.trailing_ops.empty() || !next.trailing_ops.empty() || !next.leading_signals.empty()) return false;
+  if (next.empty()) return true;
+  WorkList merged = into;
+  // A list of signals alone orders no data: they can lead, before the next list's waits.
+  if (merged.waits.empty() && merged.ops.empty() && merged.trailing_waits.empty()) {
+    std::vector<work::Item> counts;
+    for (const work::Item &it : merged.signals) (is_count(it) ? counts : merged.leading_signals).push_back(it);
+    merged.signals = std::move(counts);
+  }
+  const int last = last_phase(merged);
+  const bool next_waits_only = next.ops.empty() && !has_stores(next) && next.trailing_waits.empty();
+  raise_cursor_values(next.waits, merged);
+  raise_cursor_values(next.signals, merged);
+  raise_cursor_values(next.trailing_waits, merged);
+  if (!next.waits.empty()) {
+    if (last <= kWaits) {
+      merged.waits.insert(merged.waits.end(), next.waits.begin(), next.waits.end());
+    } else if (next_waits_only) {
+      merged.trailing_waits.insert(merged.trailing_waits.end(), next.waits.begin(), next.waits.end());
+    } else {
+      return false;
+    }
+  }
+  if (!next.ops.empty()) {
+    if (last >= kOps) return false;
+    merged.ops = std::move(next.ops);
+  }
+  for (work::Item &it : next.signals) {
+    if (!is_count(it) && last >= kStores) return false;
+    merged.signals.push_back(it);
+  }
+  merged.trailing_waits.insert(merged.trailing_waits.end(), next.trailing_waits.begin(), next.trailing_waits.end());
+  into = std::move(merged);
+  return true;
+}
+
+}  // namespace mpix::gpu

@@ -1,0 +1,146 @@
+// Epoch lists merged under capture (src/gpu/list_merge.h): which lists join, where each part
+// lands, and how cursor-relative values follow the counts that run before them.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "core/list_items.h"
+#include "gpu/list_merge.h"
+
+using mpix::gpu::merge_captured;
+using mpix::gpu::WorkList;
+namespace work = mpix::work;
+namespace core = mpix::core;
+
+namespace {
+
+// Flag and cursor words: only their addresses matter here.
+uint64_t post_flag[4], complete_flag[4], cursors[8];
+char window[64], source[64];
+
+WorkList captured_list(uint32_t window_id = 3) {
+  WorkList l;
+  l.captured = true;
+  l.window_id = window_id;
+  l.watchdog_ns = 1000;
+  return l;
+}
+
+// The lists of a one-peer epoch, as src/core/epochs.cpp builds them under capture.
+WorkList post_list() {
+  WorkList l = captured_list();
+  l.signals.push_back(core::signal_next(&post_flag[0], &cursors[0]));
+  l.signals.push_back(core::advance(&cursors[0]));
+  return l;
+}
+WorkList complete_list() {
+  WorkList l = captured_list();
+  l.waits.push_back(core::wait_next(&post_flag[1], &cursors[1], 1, work::kWaitPost));
+  l.ops.push_back(core::copy_item(window, source, 8));
+  l.signals.push_back(core::signal_next(&complete_flag[0], &cursors[2]));
+  l.signals.push_back(core::advance(&cursors[1]));
+  l.signals.push_back(core::advance(&cursors[2]));
+  return l;
+}
+WorkList wait_list() {
+  WorkList l = captured_list();
+  l.waits.push_back(core::wait_next(&complete_flag[1], &cursors[3], 1, work::kWaitComplete));
+  l.signals.push_back(core::advance(&cursors[3]));
+  return l;
+}
+
+std::vector<work::Item> stores_of(const WorkList &l) {
+  std::vector<work::Item> v;
+  for (const work::Item &it : l.signals)
+    if (!(it.flags & work::kSignalAdd)) v.push_back(it);
+  return v;
+}
+
+size_t counts_in(const WorkList &l) {
+  size_t n = 0;
+  for (const work::Item &it : l.signals) n += (it.flags & work::kSignalAdd) != 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("post, complete and wait of an epoch become one list in kernel order") {
+  WorkList merged = post_list();
+  REQUIRE(merge_captured(merged, complete_list()));
+  REQUIRE(merge_captured(merged, wait_list()));
+  // The post's signal leads (before the complete's wait for the peer's post)...
+  REQUIRE(merged.leading_signals.size() == 1);
+  CHECK(merged.leading_signals[0].a == reinterpret_cast<uint64_t>(&post_flag[0]));
+  // ... the complete keeps its wait, copy and signal in place ...
+  REQUIRE(merged.waits.size() == 1);
+  CHECK(merged.waits[0].a == reinterpret_cast<uint64_t>(&post_flag[1]));
+  CHECK(merged.ops.size() == 1);
+  CHECK(stores_of(merged).size() == 1);
+  // ... and the wait's wait trails the complete's signal.
+  REQUIRE(merged.trailing_waits.size() == 1);
+  CHECK(merged.trailing_waits[0].a == reinterpret_cast<uint64_t>(&complete_flag[1]));
+  CHECK(counts_in(merged) == 4);  // every cursor advance, once
+  CHECK(merged.captured);
+  CHECK(merged.window_id == 3);
+}
+
+TEST_CASE("a wait alone joins a post as a plain wait") {
+  WorkList merged = post_list();
+  REQUIRE(merge_captured(merged, wait_list()));
+  CHECK(merged.leading_signals.size() == 1);
+  CHECK(merged.waits.size() == 1);
+  CHECK(merged.trailing_waits.empty());
+}
+
+TEST_CASE("a later list's cursor values count the earlier list's advances") {
+  // Two waits on the same cursor: the second is for the epoch after the first.
+  WorkList merged = wait_list();
+  REQUIRE(merge_captured(merged, wait_list()));
+  REQUIRE(merged.waits.size() == 2);
+  CHECK(merged.waits[0].b == 1);
+  CHECK(merged.waits[1].b == 2);
+  CHECK((merged.waits[1].flags & work::kCursor) != 0);
+  // A complete's signal after a post that advances its cursor is raised the same way.
+  WorkList post = post_list();
+  WorkList complete = complete_list();
+  complete.signals[0].bytes = reinterpret_cast<uint64_t>(&cursors[0]);  // reads the post's cursor
+  REQUIRE(merge_captured(post, complete));
+  REQUIRE(stores_of(post).size() == 1);
+  CHECK(stores_of(post)[0].b == 2);
+  CHECK(post.leading_signals[0].b == 1);  // the post's own value is unchanged
+}
+
+TEST_CASE("lists whose parts would run out of order stay apart, untouched") {
+  const auto refuse = [](WorkList into, const WorkList &next) {
+    const WorkList before = into;
+    const bool merged = merge_captured(into, next);
+    CHECK(into.waits.size() == before.waits.size());
+    CHECK(into.signals.size() == before.signals.size());
+    CHECK(into.leading_signals.size() == before.leading_signals.size());
+    CHECK(into.trailing_waits.size() == before.trailing_waits.size());
+    return !merged;
+  };
+  // A complete after a complete: its wait and copy would run before the first one's signal.
+  CHECK(refuse(complete_list(), complete_list()));
+  // A post after a wait: its signal would run before the wait's wait.
+  WorkList epoch = post_list();
+  REQUIRE(merge_captured(epoch, complete_list()));
+  REQUIRE(merge_captured(epoch, wait_list()));
+  CHECK(refuse(epoch, post_list()));
+  // A complete after a complete merged with a wait.
+  CHECK(refuse(epoch, complete_list()));
+  // Another window, an eager list, trailing ops.
+  WorkList other = wait_list();
+  other.window_id = 4;
+  CHECK(refuse(post_list(), other));
+  WorkList eager = wait_list();
+  eager.captured = false;
+  CHECK(refuse(post_list(), eager));
+  WorkList staged = wait_list();
+  staged.trailing_ops.push_back(core::copy_item(window, source, 8));
+  CHECK(refuse(post_list(), staged));
+}
+
+TEST_CASE("merging is on unless MPIX_ST_GRAPH_MERGE=0") {
+  // The process's environment decides once; ctest runs this without the variable.
+  CHECK(mpix::gpu::graph_merge_enabled());
+}
