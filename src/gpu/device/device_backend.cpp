@@ -50,6 +50,7 @@ class DeviceBackend final : public Backend {
     if (MPIX_GPU(DeviceGetPCIBusId)(bus, sizeof bus - 1, device_) == gpuSuccess) device_id_ = bus;
     bytes_per_block_ = env_u64("MPIX_ST_COPY_BLOCK_KIB", 64) * 1024;
     if (bytes_per_block_ == 0) bytes_per_block_ = 64 * 1024;
+    pairs_per_block_ = std::max<uint64_t>(1, env_u64("MPIX_ST_PAIRS_PER_BLOCK", 512));
     copy_engine_bytes_ = env_u64("MPIX_ST_COPY_ENGINE_MIB", 128) << 20;  // 0: never
     const char *waits = std::getenv("MPIX_ST_STREAM_WAITS");
     wait_mode_ = !waits || !*waits || !std::strcmp(waits, "auto") ? WaitMode::automatic
@@ -485,7 +486,7 @@ class DeviceBackend final : public Backend {
                  (list.captured ? work::kCheckAlive : 0) | (no_data ? work::kNoData : 0);
       // Derived-datatype lists of many short pieces are bound by the pieces' latency, not by bytes:
       // enough blocks that each group of threads handles a few pieces (epoch_kernel.cu, walk_pairs).
-      const uint64_t want = std::max<uint64_t>(bytes / bytes_per_block_, pairs / kPairsPerBlock);
+      const uint64_t want = std::max<uint64_t>(bytes / bytes_per_block_, pairs / pairs_per_block_);
       int blocks = one_block ? 1 : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, want)));
       // The last of the blocks resets its ticket, so a replay of a captured launch finds it at 0.
       if (blocks > 1 && p.h.nsignal + p.h.ntrail + p.h.ncount > 0) {
@@ -601,7 +602,7 @@ class DeviceBackend final : public Backend {
   int device_ = 0;
   int max_blocks_ = 64;
   uint64_t bytes_per_block_ = 64 * 1024;
-  static constexpr uint64_t kPairsPerBlock = 128;  // a few pieces per group of threads (epoch_kernel.cu)
+  uint64_t pairs_per_block_ = 512;  // pieces per block of a derived-datatype list (MPIX_ST_PAIRS_PER_BLOCK)
   uint64_t copy_engine_bytes_ = 128ull << 20;
   work::WatchdogMailbox *mailbox_ = nullptr;  // host-mapped, written by a timed-out wait
   uint32_t *tickets_ = nullptr;               // block-completion counters of multi-block launches
