@@ -43,7 +43,7 @@ struct Pair {
   uint64_t bytes;
 };
 static_assert(sizeof(Pair) == 24, "Pair is read by the kernels");
-// Pairs of at least this many bytes are moved by the whole grid, smaller ones by 32 threads each;
+// Pairs of at least this many bytes are moved by the whole grid, smaller ones by groups of threads;
 // lists put the large ones first.
 constexpr uint64_t kPairLarge = 8192;
 inline constexpr bool is_pairs_head(uint8_t kind) { return kind == kCopyPairs || kind == kAccumulatePairs; }
