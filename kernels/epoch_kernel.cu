@@ -300,21 +300,12 @@ int set_node_with_capacity(const mpix::work::LaunchParams &params, int blocks, i
   const int n = item_count(params.h);
   for (int i = 0; i < n; ++i) p.items[i] = params.items[i];
   void *args[] = {&p};  // the runtime copies the parameters now
-#if defined(__HIPCC__)
-  hipKernelNodeParams k{};
+  mpix_gpu_kernel_node_params_t k{};
   k.func = reinterpret_cast<void *>(epoch_kernel<N>);
   k.gridDim = dim3(blocks);
   k.blockDim = dim3(threads);
   k.kernelParams = args;
-  return static_cast<int>(hipGraphKernelNodeSetParams(static_cast<hipGraphNode_t>(node), &k));
-#else
-  cudaKernelNodeParams k{};
-  k.func = reinterpret_cast<void *>(epoch_kernel<N>);
-  k.gridDim = dim3(blocks);
-  k.blockDim = dim3(threads);
-  k.kernelParams = args;
-  return static_cast<int>(cudaGraphKernelNodeSetParams(static_cast<cudaGraphNode_t>(node), &k));
-#endif
+  return static_cast<int>(mpix_gpu_graph_kernel_node_set_params(static_cast<mpix_gpu_graph_node_t>(node), &k));
 }
 }  // namespace
 

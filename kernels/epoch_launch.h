@@ -6,11 +6,17 @@
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 using mpix_gpu_stream_t = hipStream_t;
+using mpix_gpu_graph_node_t = hipGraphNode_t;
+using mpix_gpu_kernel_node_params_t = hipKernelNodeParams;
 #define mpix_gpu_get_last_error hipGetLastError
+#define mpix_gpu_graph_kernel_node_set_params hipGraphKernelNodeSetParams
 #else
 #include <cuda_runtime.h>
 using mpix_gpu_stream_t = cudaStream_t;
+using mpix_gpu_graph_node_t = cudaGraphNode_t;
+using mpix_gpu_kernel_node_params_t = cudaKernelNodeParams;
 #define mpix_gpu_get_last_error cudaGetLastError
+#define mpix_gpu_graph_kernel_node_set_params cudaGraphKernelNodeSetParams
 #endif
 
 // Grid shapes the backend sizes launches by. Blocks of an epoch launch spin on peers' flags, and
