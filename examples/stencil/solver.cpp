@@ -49,6 +49,7 @@ void Solver::enqueue(int first, int count) {
     for (const Face &f : d_.faces) MPI_Put(in, 1, f.origin, f.peer, 0, 1, f.target, win);  // recorded
     MPIX_Win_complete_stream(win, stream_);  // one launch: wait the posts, move every layer, signal
     MPIX_Win_wait_stream(win, stream_);      // one launch: wait until the neighbours' layers are in
+    // (Captured, the post, complete and wait above are recorded as one kernel: nothing comes between.)
     kernels::sweep(d_.box, in, u_[1 - cur], stream_);
   }
 }
