@@ -10,16 +10,14 @@
 // replay or the three steps eagerly; after one synchronisation every generation of every step is
 // checked byte for byte in the histories, so each replay moved exactly the data of its epochs, in
 // order. Also: a capture that is never launched leaves the windows in step; a graph replayed after
-// MPI_Win_free of its window reports MPI_ERR_WIN and touches nothing; consecutive epoch calls
-// captured with nothing between them become one stream operation (merged_epoch_calls).
+// MPI_Win_free of its window reports MPI_ERR_WIN and touches nothing. (Epoch calls merged under
+// capture: graph_merge.cpp.)
 //
 // --refused: every peer is on another node (MPIX_ST_VNODE_SIZE=1): capturing the post or the
 // complete is refused with MPI_ERR_UNSUPPORTED_OPERATION, the epoch stays as it was, and finishing
 // it outside the capture works.
 // --iterations=N: main-loop iterations (default 200).
-#include <cstdlib>
 #include <random>
-#include <string>
 
 #include "test_common.h"
 
@@ -34,18 +32,6 @@ constexpr size_t kBytes = kCounter + 8;
 
 uint64_t src_key(int rank, int w) { return key(0x9a1, static_cast<uint64_t>(rank), static_cast<uint64_t>(w)); }
 uint64_t region_key(int rank, int w) { return key(0x9a2, static_cast<uint64_t>(rank), static_cast<uint64_t>(w)); }
-
-uint64_t *device_counter() {
-  auto *c = static_cast<uint64_t *>(xdev::alloc(8));
-  xdev::fill(c, 0, 8);
-  return c;
-}
-
-uint64_t read_counter(const uint64_t *c) {
-  uint64_t v = 0;
-  xdev::copy_to_host(&v, c, 8);
-  return v;
-}
 
 // One window and everything its steps use on this rank.
 struct RingWindow {
@@ -235,64 +221,6 @@ void replay_after_free(void *s) {
   xdev::free(memory);
 }
 
-// Under capture, epoch calls that follow one another on a stream with nothing captured between
-// them join one stream operation (src/gpu/list_merge.h); MPIX_ST_GRAPH_MERGE=0 keeps them apart.
-// The graph: stamp | post start put complete wait | append | post start stamp put complete wait |
-// append, so the first epoch is one operation and the second two (the stamp parts its post from
-// its complete). Every replay's two generations arrive, in order.
-void merged_epoch_calls(void *s, int replays) {
-  g_context = "epoch calls merged under capture";
-  const char *env = std::getenv("MPIX_ST_GRAPH_MERGE");
-  const bool merging = !(env && std::string(env) == "0");
-  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
-  Group from_left({left}), to_right({right});
-  TestWin w = make_window(WinKind::allocate, kSlot);
-  DevBuf src(kSlot);
-  uint64_t *gen = device_counter(), *count = device_counter();
-  void *history = xdev::alloc(2 * static_cast<size_t>(replays) * kSlot);
-  const uint64_t my_key = src_key(g_rank, 7), left_key = src_key(left, 7);
-  auto epoch = [&](bool stamp_inside) {
-    MT_OK(MPIX_Win_post_stream(from_left, w.win, s));
-    MT_OK(MPI_Win_start(to_right, MPIX_MODE_STREAM, w.win));
-    if (stamp_inside) xdev::stamp(s, src.p, kSlot, gen, my_key);
-    MT_OK(MPI_Put(src.p, kSlot, MPI_BYTE, right, 0, kSlot, MPI_BYTE, w.win));
-    MT_OK(MPIX_Win_complete_stream(w.win, s));
-    MT_OK(MPIX_Win_wait_stream(w.win, s));
-    xdev::append(s, history, w.base, kSlot, count);
-  };
-  xdev::stream_begin_capture(s);
-  xdev::stamp(s, src.p, kSlot, gen, my_key);
-  const unsigned long long ops0 = MPIX_St_stream_ops_enqueued();
-  epoch(false);
-  const unsigned long long ops1 = MPIX_St_stream_ops_enqueued();
-  epoch(true);
-  const unsigned long long ops2 = MPIX_St_stream_ops_enqueued();
-  void *graph = xdev::stream_end_capture(s);
-  // Counts the library's operations only (not the test's stamp and append work).
-  MT_CHECKF(ops1 - ops0 == (merging ? 1u : 3u), "the first epoch took %llu stream operations (merging %s)",
-            ops1 - ops0, merging ? "on" : "off");
-  MT_CHECKF(ops2 - ops1 == (merging ? 2u : 3u), "the second epoch took %llu stream operations (merging %s)",
-            ops2 - ops1, merging ? "on" : "off");
-  for (int r = 0; r < replays; ++r) xdev::graph_launch(graph, s);
-  MT_SYNC(s);
-  MPI_Barrier(MPI_COMM_WORLD);
-  MT_CHECKF(read_counter(count) == 2u * replays, "%llu epochs appended after %d replays of 2",
-            static_cast<unsigned long long>(read_counter(count)), replays);
-  const auto got = read_device(history, 2 * static_cast<size_t>(replays) * kSlot);
-  std::vector<uint8_t> want(kSlot);
-  for (uint64_t g = 0; g < 2u * replays; ++g) {
-    for (size_t i = 0; i < kSlot; ++i) want[i] = xdev::stamp_byte(left_key, g + 1, i);
-    if (!MT_SAME_BYTES(got.data() + g * kSlot, want.data(), kSlot,
-                       fmt("merged epochs: generation %llu", static_cast<unsigned long long>(g + 1))))
-      break;
-  }
-  xdev::graph_destroy(graph);
-  xdev::free(history);
-  xdev::free(gen);
-  xdev::free(count);
-  free_window(w);
-}
-
 // Every peer is on another node: capture is refused, and the epoch finishes outside the capture.
 void refused(void *s) {
   const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
@@ -345,7 +273,6 @@ int main(int argc, char **argv) {
     refused(s);
   } else {
     replay_and_interleave(s, iterations, seed);
-    merged_epoch_calls(s, 50);
     replay_after_free(s);
   }
   stream_destroy(s);

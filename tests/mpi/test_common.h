@@ -295,6 +295,18 @@ struct DevBuf {
   std::vector<uint8_t> download() const { return read_device(p, n); }
 };
 
+// A zeroed 64-bit word in device memory (xdev::stamp and xdev::append count in them), and its value.
+inline uint64_t *device_counter() {
+  auto *c = static_cast<uint64_t *>(xdev::alloc(8));
+  xdev::fill(c, 0, 8);
+  return c;
+}
+inline uint64_t read_counter(const uint64_t *c) {
+  uint64_t v = 0;
+  xdev::copy_to_host(&v, c, 8);
+  return v;
+}
+
 // ---- streams ----------------------------------------------------------------------------------
 
 inline void *stream_create() { return xdev::stream_create(); }
