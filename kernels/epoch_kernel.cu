@@ -283,22 +283,25 @@ int item_count(const mpix::work::LaunchHeader &h) {
   return h.nlead + h.nwait + h.ncopy + h.nsignal + h.ntrail + h.ncount;
 }
 
+// The list in the parameter block of capacity N.
 template <int N>
-void launch_with_capacity(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream) {
+mpix::work::LaunchParamsN<N> with_capacity(const mpix::work::LaunchParams &params) {
   mpix::work::LaunchParamsN<N> p;
   p.h = params.h;
   const int n = item_count(params.h);
   for (int i = 0; i < n; ++i) p.items[i] = params.items[i];
-  epoch_kernel<N><<<blocks, threads, 0, static_cast<mpix_gpu_stream_t>(stream)>>>(p);
+  return p;
+}
+
+template <int N>
+void launch_with_capacity(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream) {
+  epoch_kernel<N><<<blocks, threads, 0, static_cast<mpix_gpu_stream_t>(stream)>>>(with_capacity<N>(params));
 }
 
 // The kernel node a capture recorded from launch_with_capacity, given a new list to run.
 template <int N>
 int set_node_with_capacity(const mpix::work::LaunchParams &params, int blocks, int threads, void *node) {
-  mpix::work::LaunchParamsN<N> p;
-  p.h = params.h;
-  const int n = item_count(params.h);
-  for (int i = 0; i < n; ++i) p.items[i] = params.items[i];
+  mpix::work::LaunchParamsN<N> p = with_capacity<N>(params);
   void *args[] = {&p};  // the runtime copies the parameters now
   mpix_gpu_kernel_node_params_t k{};
   k.func = reinterpret_cast<void *>(epoch_kernel<N>);

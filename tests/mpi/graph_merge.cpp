@@ -32,59 +32,7 @@ bool merging() {
   return !(env && std::string(env) == "0");
 }
 
-// 1. The library's stream operations per captured epoch, and the data of 50 replays.
-void counted(void *s, int replays) {
-  g_context = "epoch calls merged under capture: counted";
-  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
-  Group from_left({left}), to_right({right});
-  TestWin w = make_window(WinKind::allocate, kSlot);
-  DevBuf src(kSlot);
-  uint64_t *gen = device_counter(), *count = device_counter();
-  void *history = xdev::alloc(2 * static_cast<size_t>(replays) * kSlot);
-  const uint64_t my_key = src_key(g_rank, 9), left_key = src_key(left, 9);
-  auto epoch = [&](bool stamp_inside) {
-    MT_OK(MPIX_Win_post_stream(from_left, w.win, s));
-    MT_OK(MPI_Win_start(to_right, MPIX_MODE_STREAM, w.win));
-    if (stamp_inside) xdev::stamp(s, src.p, kSlot, gen, my_key);
-    MT_OK(MPI_Put(src.p, kSlot, MPI_BYTE, right, 0, kSlot, MPI_BYTE, w.win));
-    MT_OK(MPIX_Win_complete_stream(w.win, s));
-    MT_OK(MPIX_Win_wait_stream(w.win, s));
-    xdev::append(s, history, w.base, kSlot, count);
-  };
-  xdev::stream_begin_capture(s);
-  xdev::stamp(s, src.p, kSlot, gen, my_key);
-  const unsigned long long ops0 = MPIX_St_stream_ops_enqueued();
-  epoch(false);
-  const unsigned long long ops1 = MPIX_St_stream_ops_enqueued();
-  epoch(true);
-  const unsigned long long ops2 = MPIX_St_stream_ops_enqueued();
-  void *graph = xdev::stream_end_capture(s);
-  // Counts the library's operations only (not the test's stamp and append work).
-  MT_CHECKF(ops1 - ops0 == (merging() ? 1u : 3u), "the first epoch took %llu stream operations (merging %s)",
-            ops1 - ops0, merging() ? "on" : "off");
-  MT_CHECKF(ops2 - ops1 == (merging() ? 2u : 3u), "the second epoch took %llu stream operations (merging %s)",
-            ops2 - ops1, merging() ? "on" : "off");
-  for (int r = 0; r < replays; ++r) xdev::graph_launch(graph, s);
-  MT_SYNC(s);
-  MPI_Barrier(MPI_COMM_WORLD);
-  MT_CHECKF(read_counter(count) == 2u * replays, "%llu epochs appended after %d replays of 2",
-            static_cast<unsigned long long>(read_counter(count)), replays);
-  const auto got = read_device(history, 2 * static_cast<size_t>(replays) * kSlot);
-  std::vector<uint8_t> want(kSlot);
-  for (uint64_t g = 0; g < 2u * replays; ++g) {
-    for (size_t i = 0; i < kSlot; ++i) want[i] = xdev::stamp_byte(left_key, g + 1, i);
-    if (!MT_SAME_BYTES(got.data() + g * kSlot, want.data(), kSlot,
-                       fmt("merged epochs: generation %llu", static_cast<unsigned long long>(g + 1))))
-      break;
-  }
-  xdev::graph_destroy(graph);
-  xdev::free(history);
-  xdev::free(gen);
-  xdev::free(count);
-  free_window(w);
-}
-
-// 2. Random scripts.
+// One ring window of a rank and everything its epochs use: put source, counters, history.
 struct Ring {
   TestWin w;
   DevBuf src{kSlot};
@@ -108,6 +56,63 @@ struct Ring {
   }
 };
 
+void check_ring(const Ring &r, int index, const std::string &what) {
+  MT_CHECKF(r.appended.size() <= r.capacity, "%s: %zu appends exceed the history's %zu", what.c_str(),
+            r.appended.size(), r.capacity);
+  MT_CHECKF(read_counter(r.count) == r.appended.size(), "%s, window %d: %llu slots appended, the host counted %zu",
+            what.c_str(), index, static_cast<unsigned long long>(read_counter(r.count)), r.appended.size());
+  MT_CHECKF(read_counter(r.gen) == r.epochs, "%s, window %d: %llu stamps for %llu epochs", what.c_str(), index,
+            static_cast<unsigned long long>(read_counter(r.gen)), static_cast<unsigned long long>(r.epochs));
+  const auto got = read_device(r.history, r.appended.size() * kSlot);
+  std::vector<uint8_t> want(kSlot);
+  for (size_t a = 0; a < r.appended.size(); ++a) {
+    for (size_t i = 0; i < kSlot; ++i) want[i] = xdev::stamp_byte(r.left_key, r.appended[a], i);
+    if (!MT_SAME_BYTES(got.data() + a * kSlot, want.data(), kSlot,
+                       fmt("%s, window %d: append %zu (epoch %llu)", what.c_str(), index, a,
+                           static_cast<unsigned long long>(r.appended[a]))))
+      return;
+  }
+}
+
+// 1. The library's stream operations per captured epoch, and the data of 50 replays.
+void counted(void *s, int replays) {
+  g_context = "epoch calls merged under capture: counted";
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  Group from_left({left}), to_right({right});
+  Ring r(9, 2 * static_cast<size_t>(replays));
+  auto epoch = [&](bool stamp_inside) {
+    MT_OK(MPIX_Win_post_stream(from_left, r.w.win, s));
+    MT_OK(MPI_Win_start(to_right, MPIX_MODE_STREAM, r.w.win));
+    if (stamp_inside) xdev::stamp(s, r.src.p, kSlot, r.gen, r.my_key);
+    MT_OK(MPI_Put(r.src.p, kSlot, MPI_BYTE, right, 0, kSlot, MPI_BYTE, r.w.win));
+    MT_OK(MPIX_Win_complete_stream(r.w.win, s));
+    MT_OK(MPIX_Win_wait_stream(r.w.win, s));
+    xdev::append(s, r.history, r.w.base, kSlot, r.count);
+  };
+  xdev::stream_begin_capture(s);
+  xdev::stamp(s, r.src.p, kSlot, r.gen, r.my_key);
+  const unsigned long long ops0 = MPIX_St_stream_ops_enqueued();
+  epoch(false);
+  const unsigned long long ops1 = MPIX_St_stream_ops_enqueued();
+  epoch(true);
+  const unsigned long long ops2 = MPIX_St_stream_ops_enqueued();
+  void *graph = xdev::stream_end_capture(s);
+  // Counts the library's operations only (not the test's stamp and append work).
+  MT_CHECKF(ops1 - ops0 == (merging() ? 1u : 3u), "the first epoch took %llu stream operations (merging %s)",
+            ops1 - ops0, merging() ? "on" : "off");
+  MT_CHECKF(ops2 - ops1 == (merging() ? 2u : 3u), "the second epoch took %llu stream operations (merging %s)",
+            ops2 - ops1, merging() ? "on" : "off");
+  for (int k = 0; k < replays; ++k) {
+    xdev::graph_launch(graph, s);
+    for (int e = 0; e < 2; ++e) r.appended.push_back(++r.epochs);  // both epochs appended
+  }
+  MT_SYNC(s);
+  MPI_Barrier(MPI_COMM_WORLD);
+  check_ring(r, 9, "merged epochs");
+  xdev::graph_destroy(graph);
+}
+
+// 2. Random scripts.
 // One window's part of a group of epochs.
 struct Part {
   int window;
@@ -171,24 +176,6 @@ void tally(const std::vector<EpochGroup> &script, Ring *rings[2]) {
       ++r.epochs;
       if (g.parts[k].append) r.appended.push_back(r.epochs);
     }
-}
-
-void check_ring(const Ring &r, int index, const std::string &what) {
-  MT_CHECKF(r.appended.size() <= r.capacity, "%s: %zu appends exceed the history's %zu", what.c_str(),
-            r.appended.size(), r.capacity);
-  MT_CHECKF(read_counter(r.count) == r.appended.size(), "%s, window %d: %llu slots appended, the host counted %zu",
-            what.c_str(), index, static_cast<unsigned long long>(read_counter(r.count)), r.appended.size());
-  MT_CHECKF(read_counter(r.gen) == r.epochs, "%s, window %d: %llu stamps for %llu epochs", what.c_str(), index,
-            static_cast<unsigned long long>(read_counter(r.gen)), static_cast<unsigned long long>(r.epochs));
-  const auto got = read_device(r.history, r.appended.size() * kSlot);
-  std::vector<uint8_t> want(kSlot);
-  for (size_t a = 0; a < r.appended.size(); ++a) {
-    for (size_t i = 0; i < kSlot; ++i) want[i] = xdev::stamp_byte(r.left_key, r.appended[a], i);
-    if (!MT_SAME_BYTES(got.data() + a * kSlot, want.data(), kSlot,
-                       fmt("%s, window %d: append %zu (epoch %llu)", what.c_str(), index, a,
-                           static_cast<unsigned long long>(r.appended[a]))))
-      return;
-  }
 }
 
 void random_scripts(void *s, int scripts, uint64_t seed) {

@@ -229,11 +229,10 @@ class DeviceBackend final : public Backend {
       if (merge_into_tail(stream, list)) return kOk;
       const uint64_t before = launches_.load();
       if (int st = launch_all(stream, list, true)) return st;
+      // A list of several launches is no tail: the next call's capture check finds another node.
       if (launches_.load() == before + 1) remember_tail(stream, list);
-      else forget_tail(stream);
       return kOk;
     }
-    if (list.captured) forget_tail(stream);
     WorkList head, tail;
     head.window_id = tail.window_id = list.window_id;
     head.watchdog_ns = tail.watchdog_ns = list.watchdog_ns;
@@ -555,7 +554,7 @@ class DeviceBackend final : public Backend {
       }
       return static_cast<int>(kOk);
     });
-    if (launches != 1 || has_large_copy(merged)) return false;
+    if (launches != 1) return false;  // (neither list has a copy-engine copy: enqueue sent those apart)
     if (mpix_set_epoch_kernel_node(only, params, blocks, kThreadsPerBlock) != 0) {
       (void)MPIX_GPU(GetLastError)();
       return false;
@@ -592,11 +591,6 @@ class DeviceBackend final : public Backend {
   static uint64_t env_u64(const char *name, uint64_t fallback) {
     const char *v = std::getenv(name);
     return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
-  }
-
-  void forget_tail(void *stream) {
-    std::lock_guard<std::mutex> lock(tails_mu_);
-    tails_.erase(stream);
   }
 
   int device_ = 0;

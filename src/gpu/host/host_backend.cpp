@@ -192,13 +192,10 @@ class HostBackend final : public Backend {
   int enqueue_captured(HostStream &hs, void *stream, const WorkList &list) {
     std::lock_guard<std::mutex> lock(tails_mu_);
     auto it = tails_.find(stream);
-    if (it != tails_.end() && it->second.capture == hs.capture_id() && it->second.index + 1 == hs.captured_count()) {
-      WorkList merged = it->second.list;
-      if (merge_captured(merged, list)) {
-        hs.replace_last_captured([this, merged, stream] { return run_list(merged, stream); });
-        it->second.list = std::move(merged);
-        return kOk;
-      }
+    if (it != tails_.end() && it->second.capture == hs.capture_id() && it->second.index + 1 == hs.captured_count() &&
+        merge_captured(it->second.list, list)) {  // untouched where it refuses
+      hs.replace_last_captured([this, merged = it->second.list, stream] { return run_list(merged, stream); });
+      return kOk;
     }
     ++ops_;
     hs.enqueue([this, list, stream] { return run_list(list, stream); });

@@ -197,6 +197,11 @@ bool run_ops(const std::vector<Item> &ops, std::string *why) {
   return true;
 }
 
+// A stored signal: a release, so what this list (and the tasks before it) did is seen first.
+void store_signal(const Item &it) {
+  std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(it.a)).store(work::item_value(it), std::memory_order_release);
+}
+
 // Counting signals (kSignalAdd) mark the list as run: they come last, also after a timeout.
 void count(const WorkList &list) {
   for (const Item &sig : list.signals)
@@ -243,8 +248,7 @@ bool wait_at_least(const uint64_t *flag, uint64_t want, uint64_t watchdog_ns, ui
 
 int run(const WorkList &list, WatchdogReport *report, std::string *why) {
   // Leading signals (a merged post's) order what earlier tasks did, as the kernel boundary does.
-  for (const Item &it : list.leading_signals)
-    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(it.a)).store(work::item_value(it), std::memory_order_release);
+  for (const Item &it : list.leading_signals) store_signal(it);
   // A wait the watchdog ends skips the rest of the epoch, but the list still counts as run.
   if (!wait_all(list.waits, list, report)) {
     count(list);
@@ -253,8 +257,7 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why) {
   if (!run_ops(list.ops, why)) return kErrRuntime;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (const Item &it : list.signals)
-    if (!(it.flags & work::kSignalAdd))
-      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(it.a)).store(work::item_value(it), std::memory_order_release);
+    if (!(it.flags & work::kSignalAdd)) store_signal(it);
   const bool waited = wait_all(list.trailing_waits, list, report);
   if (waited && !run_ops(list.trailing_ops, why)) return kErrRuntime;
   count(list);
