@@ -109,94 +109,39 @@ __device__ uint64_t work_units(bool acc, const Item &it, uint64_t bytes) {
   return acc ? bytes / mpix::work::dtype_size(it.dtype) : (bytes + 15) / 16;
 }
 
-// Offset of unit u of a run whose pieces hold `per_piece` units of `unit` bytes each, on the
-// side with stride `stride`: piece u / per_piece, unit u % per_piece within it.
-__device__ inline int64_t run_offset(uint64_t u, uint64_t per_piece, bool narrow, int64_t stride, uint64_t unit) {
-  const uint64_t k = per_piece == 1 ? u : narrow ? uint32_t(u) / uint32_t(per_piece) : u / per_piece;
-  return static_cast<int64_t>(k) * stride + static_cast<int64_t>((u - k * per_piece) * unit);
+// A derived-datatype item (kCopyPairs, kAccumulatePairs) and its kPairList: the list's large
+// pairs (first) each by the whole grid, then the small ones by groups of threads, one pair per
+// group at a time, so a list of many short pieces keeps every group busy. The group is as wide as
+// the pieces are long on average (one thread for pieces of one or two elements: a face of a
+// point-major layout is all 8-byte pieces), so few threads idle.
+constexpr uint64_t kPairGroup = 32;
+__device__ uint64_t pair_group_width(uint64_t small_bytes, uint64_t small_pairs) {
+  const uint64_t avg = small_pairs ? small_bytes / small_pairs : 0;
+  return avg <= 16 ? 1 : avg <= 128 ? 8 : kPairGroup;
 }
-
-// Lane `lane` of `width` copies its share of a run in words of W (the run's offsets, strides and
-// piece length, and both bases, are multiples of W), several loads in flight before their stores:
-// the addresses of a run's pieces are computed, not read from a list.
-template <typename W>
-__device__ void copy_run(char *dst, const char *src, const mpix::work::Run &r, uint64_t lane, uint64_t width) {
-  const uint64_t per_piece = r.bytes / sizeof(W), units = r.count * per_piece;
-  const bool narrow = units <= 0xffffffffull;
-  constexpr int kInFlight = sizeof(W) == 16 ? 2 : 4;  // 32 bytes or more per thread, within 64 registers
-  for (uint64_t u = lane; u < units; u += kInFlight * width) {
-    W v[kInFlight];
-#pragma unroll
-    for (int j = 0; j < kInFlight; ++j) {
-      const uint64_t uu = u + j * width;
-      if (uu < units) v[j] = *reinterpret_cast<const W *>(src + run_offset(uu, per_piece, narrow, r.src_stride, sizeof(W)));
-    }
-#pragma unroll
-    for (int j = 0; j < kInFlight; ++j) {
-      const uint64_t uu = u + j * width;
-      if (uu < units) *reinterpret_cast<W *>(dst + run_offset(uu, per_piece, narrow, r.dst_stride, sizeof(W))) = v[j];
-    }
-  }
-}
-
-// Lane `lane` of `width` applies its share of a run's elements (type and op of `acc`, an item).
-__device__ void accumulate_run(const Item &acc, char *dst, const char *src, const mpix::work::Run &r, uint64_t lane,
-                               uint64_t width) {
-  const uint64_t e = mpix::work::dtype_size(acc.dtype), per_piece = r.bytes / e, units = r.count * per_piece;
-  for (uint64_t u = lane; u < units; u += width)
-    move_bytes(acc, true, dst + run_offset(u, per_piece, false, r.dst_stride, e),
-               src + run_offset(u, per_piece, false, r.src_stride, e), e, 0, 1);
-}
-
-// One run, by the `width` threads of a group: in the widest words everything in it is a multiple
-// of. Not inlined, and given values rather than references into the kernel's parameters: inlined
-// into the kernel its word sizes made the whole kernel spill registers.
-__device__ __noinline__ void move_run(uint8_t dtype, uint8_t op, bool acc, char *dst, const char *src,
-                                      const mpix::work::Run r, uint64_t lane, uint64_t width) {
-  dst += r.dst;
-  src += r.src;
-  if (acc) {
-    Item it{};
-    it.dtype = dtype;
-    it.op = op;
-    return accumulate_run(it, dst, src, r, lane, width);
-  }
-  const uint64_t m = reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | r.bytes |
-                     static_cast<uint64_t>(r.dst_stride) | static_cast<uint64_t>(r.src_stride);
-  if ((m & 15) == 0) copy_run<uint4>(dst, src, r, lane, width);
-  else if ((m & 7) == 0) copy_run<uint64_t>(dst, src, r, lane, width);
-  else if ((m & 3) == 0) copy_run<uint32_t>(dst, src, r, lane, width);
-  else if ((m & 1) == 0) copy_run<uint16_t>(dst, src, r, lane, width);
-  else copy_run<uint8_t>(dst, src, r, lane, width);
-}
-
-// A derived-datatype item (kCopyPairs, kAccumulatePairs) and its kPairList: the pieces of the
-// list's large runs (first) each by the whole grid, then the small runs by groups of threads
-// (the width the list names, work::run_group_width), one run per group at a time, so a list of
-// many short runs keeps every group busy.
-__device__ void walk_runs(const Item &head, const Item &list, uint64_t tid, uint64_t nthreads, ThreadCursor &cursor) {
-  const auto *runs = reinterpret_cast<const mpix::work::Run *>(list.a);
+__device__ void walk_pairs(const Item &head, const Item &list, uint64_t tid, uint64_t nthreads, ThreadCursor &cursor) {
+  const auto *pairs = reinterpret_cast<const mpix::work::Pair *>(list.a);
   const bool acc = head.kind == mpix::work::kAccumulatePairs;
   char *dst = reinterpret_cast<char *>(head.a);
   const char *src = reinterpret_cast<const char *>(head.b);
-  const uint64_t n = list.b, large_runs = list.peer > 0 ? uint64_t(list.peer) : 0;
-  const uint64_t large = large_runs < n ? large_runs : n;
+  const uint64_t n = list.b, large = list.bytes < n ? list.bytes : n;
+  uint64_t large_bytes = 0;
   for (uint64_t i = 0; i < large; ++i) {
-    const mpix::work::Run r = runs[i];
-    for (uint64_t k = 0; k < r.count; ++k) {
-      const mpix::work::Piece p = mpix::work::piece_of(r, k);
-      move_bytes(head, acc, dst + p.dst, src + p.src, p.bytes, cursor.rank(tid, nthreads), nthreads);
-      cursor.advance(work_units(acc, head, p.bytes), nthreads);
-    }
+    const mpix::work::Pair p = pairs[i];
+    large_bytes += p.bytes;
+    move_bytes(head, acc, dst + p.dst, src + p.src, p.bytes, cursor.rank(tid, nthreads), nthreads);
+    cursor.advance(work_units(acc, head, p.bytes), nthreads);
   }
-  const uint64_t width = list.dtype == 8 || list.dtype == 32 ? list.dtype : 1;
+  const uint64_t width = pair_group_width(head.bytes - large_bytes, n - large);
   const uint64_t groups = nthreads / width;
   const uint64_t first_group = (cursor.at / width) % groups;
   cursor.advance((n - large) * width, nthreads);
   if (tid >= groups * width) return;  // threads beyond whole groups (none with 512-thread blocks)
   const uint64_t group = (tid / width + groups - first_group) % groups;
-  for (uint64_t i = large + group; i < n; i += groups)
-    move_run(head.dtype, head.op, acc, dst, src, runs[i], tid % width, width);
+  for (uint64_t i = large + group; i < n; i += groups) {
+    const mpix::work::Pair p = pairs[i];
+    move_bytes(head, acc, dst + p.dst, src + p.src, p.bytes, tid % width, width);
+  }
 }
 
 // The ranges one origin staged for this window (work_items.h): mirror -> window, all threads.
@@ -280,7 +225,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
       continue;  // walked with the item before it
     } else {
       if (mpix::work::is_pairs_head(it.kind)) {
-        if (i + 1 < end_ops) walk_runs(it, p.items[i + 1], tid, nthreads, cursor);  // launches keep the two together
+        if (i + 1 < end_ops) walk_pairs(it, p.items[i + 1], tid, nthreads, cursor);  // launches keep the two together
         if (it.kind == mpix::work::kCopyPairs) continue;
       } else {
         move_bytes(it, true, reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,

@@ -27,53 +27,25 @@ enum ItemKind : uint8_t {
   kStore2 = 7,       // before the signals: the words at a and a + 8 become b and `bytes` (plain stores)
   kCopyStaged = 8,   // copies the ranges origin `peer` described from the mirror at b into the window at
                      // a; `bytes` is the window size (the mirror's too: bounds and grid size)
-  // Derived datatypes (see Run below). Each is followed by one kPairList item: together they
+  // Derived datatypes (see Pair below). Each is followed by one kPairList item: together they
   // take two slots, and a launch never separates them.
-  kCopyPairs = 9,        // for each piece of each run: its bytes from b + src to a + dst; `bytes`: their sum
+  kCopyPairs = 9,        // for each pair p: p.bytes bytes from b + p.src to a + p.dst; `bytes`: their sum
   kAccumulatePairs = 10, // the same, element-wise op(dst, src) as kAccumulate (dtype, op)
-  kPairList = 11,        // the runs of the item before: a = address of Run[b] the stream can read;
-                         // its first `peer` runs are large (kPairLarge), the rest small, moved by
-                         // groups of `dtype` threads (run_group_width); `bytes`: the threads those
-                         // groups make (small runs x group width; sizes the grid)
+  kPairList = 11,        // the pairs of the item before: a = address of Pair[b] the stream can read;
+                         // its first `bytes` pairs are large (kPairLarge), the rest small
 };
 
-// Equal contiguous pieces of a derived-datatype operation at a constant stride on each side:
-// piece k moves `bytes` bytes from src + k * src_stride to dst + k * dst_stride, offsets from the
-// item's dst and src bases (negative where a type's lower bound is). A face of a point-major
-// field is a few hundred runs instead of tens of thousands of pieces, so the kernel reads 48
-// bytes of list per run, not 24 per piece, and computes the addresses of a run's pieces, which
-// lets a thread keep several of their loads in flight. Lists are built once per (origin type
-// and count, target type and count) and live as long as the process (src/core/pair_lists.h).
-struct Run {
-  int64_t dst, src;
-  uint64_t bytes;  // of each piece
-  uint64_t count;  // pieces
-  int64_t dst_stride, src_stride;
-};
-static_assert(sizeof(Run) == 48, "Run is read by the kernels");
-// One contiguous piece: `bytes` bytes from src to dst, offsets from the operation's bases.
-struct Piece {
+// One contiguous piece of a derived-datatype operation: offsets from the item's dst and src
+// bases (negative where a type's lower bound is). Lists are built once per (origin type and
+// count, target type and count) and live as long as the process (src/core/pair_lists.h).
+struct Pair {
   int64_t dst, src;
   uint64_t bytes;
 };
-MPIX_HOST_DEVICE inline Piece piece_of(const Run &r, uint64_t k) {
-  return {r.dst + static_cast<int64_t>(k) * r.dst_stride, r.src + static_cast<int64_t>(k) * r.src_stride, r.bytes};
-}
-// Calls f(piece) for each piece of `n` runs, in order (host code).
-template <typename F>
-void for_each_piece(const Run *runs, uint64_t n, F &&f) {
-  for (uint64_t i = 0; i < n; ++i)
-    for (uint64_t k = 0; k < runs[i].count; ++k) f(piece_of(runs[i], k));
-}
-// Runs of pieces of at least this many bytes are moved piece by piece by the whole grid, smaller
-// ones by groups of threads; lists put the large ones first.
+static_assert(sizeof(Pair) == 24, "Pair is read by the kernels");
+// Pairs of at least this many bytes are moved by the whole grid, smaller ones by groups of threads;
+// lists put the large ones first.
 constexpr uint64_t kPairLarge = 8192;
-// The threads of a group that moves one small run at a time: as many as the runs are long on
-// average (one thread for runs of one or two elements, a warp for runs of a hundred 8-byte
-// pieces), so few threads idle.
-MPIX_HOST_DEVICE inline constexpr uint8_t run_group_width(uint64_t small_bytes, uint64_t small_runs) {
-  return small_runs == 0 || small_bytes / small_runs <= 16 ? 1 : small_bytes / small_runs <= 128 ? 8 : 32;
-}
 inline constexpr bool is_pairs_head(uint8_t kind) { return kind == kCopyPairs || kind == kAccumulatePairs; }
 
 // Staged inter-node puts. Where the network cannot reach window memory (device memory without

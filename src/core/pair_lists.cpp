@@ -12,7 +12,6 @@
 #include "../gpu/backend.h"
 #include "datatype_flatten.h"
 #include "line_carver.h"
-#include "piece_runs.h"
 
 namespace mpix::core {
 namespace {
@@ -26,15 +25,6 @@ struct KeyLess {
            std::tie(b.origin_type, b.origin_count, b.target_type, b.target_count, b.target_to_origin);
   }
 };
-
-// Small runs are cut to at most this many bytes (MPIX_ST_RUN_BYTES; piece_runs.h, split_runs).
-uint64_t run_bytes() {
-  static const uint64_t bytes = [] {
-    const char *v = std::getenv("MPIX_ST_RUN_BYTES");
-    return v && *v ? std::strtoull(v, nullptr, 10) : 1024ull;
-  }();
-  return bytes;
-}
 
 uint64_t limit_bytes() {
   static const uint64_t mib = [] {
@@ -78,15 +68,15 @@ struct Arena {
     }
     return nullptr;
   }
-  // Copies the runs in; returns the address the stream reads, and the host's view.
-  Result store(const std::vector<work::Run> &runs, uint64_t *address, const work::Run **host) {
-    const uint64_t bytes = runs.size() * sizeof(work::Run);
+  // Copies `n` pairs in; returns the address the stream reads, and the host's view.
+  Result store(const std::vector<work::Pair> &pairs, uint64_t *address, const work::Pair **host) {
+    const uint64_t bytes = pairs.size() * sizeof(work::Pair);
     if (Result r = reserve(bytes)) return r;
     const gpu::HostMapped &m = chunks.back();
     const uint64_t at = carve.take(bytes);
-    std::memcpy(static_cast<char *>(m.host) + at, runs.data(), bytes);
+    std::memcpy(static_cast<char *>(m.host) + at, pairs.data(), bytes);
     *address = reinterpret_cast<uint64_t>(static_cast<char *>(m.device) + at);
-    *host = reinterpret_cast<const work::Run *>(static_cast<char *>(m.host) + at);
+    *host = reinterpret_cast<const work::Pair *>(static_cast<char *>(m.host) + at);
     return ok();
   }
 };
@@ -133,7 +123,7 @@ Result build(const PairKey &k, PairList *out) {
   PairList l;
   l.origin_element = fo->element;
   l.target_element = ft->element;
-  std::vector<work::Piece> pairs;
+  std::vector<work::Pair> pairs;
   Walk o{*fo, oc}, t{*ft, tc};
   uint64_t bits = 0;
   bool first = true;
@@ -150,7 +140,7 @@ Result build(const PairKey &k, PairList *out) {
     first = false;
     bits |= static_cast<uint64_t>(dst) | static_cast<uint64_t>(src) | n;
     l.bytes += n;
-    work::Piece *last = pairs.empty() ? nullptr : &pairs.back();
+    work::Pair *last = pairs.empty() ? nullptr : &pairs.back();
     const int64_t last_len = last ? static_cast<int64_t>(last->bytes) : 0;
     if (last && last->dst + last_len == dst && last->src + last_len == src)
       last->bytes += n;
@@ -164,20 +154,13 @@ Result build(const PairKey &k, PairList *out) {
   }
   l.align = 16;
   while (l.align > 1 && (bits & (l.align - 1))) l.align >>= 1;
-  std::vector<work::Run> runs = split_runs(runs_of(pairs), run_bytes());
-  // Large runs first: the kernel moves their pieces with the whole grid, the rest with small groups.
-  std::stable_partition(runs.begin(), runs.end(), [](const work::Run &r) { return r.bytes >= work::kPairLarge; });
-  uint64_t small_bytes = 0;
-  for (const work::Run &r : runs) {
-    if (r.bytes >= work::kPairLarge) ++l.large;
-    else small_bytes += r.bytes * r.count;
-  }
-  l.group_width = work::run_group_width(small_bytes, runs.size() - l.large);
+  // Large pairs first: the kernel moves them with the whole grid, the rest with small groups.
+  std::stable_partition(pairs.begin(), pairs.end(), [](const work::Pair &p) { return p.bytes >= work::kPairLarge; });
+  for (const work::Pair &p : pairs) l.large += p.bytes >= work::kPairLarge;
   l.count = pairs.size();
-  l.runs = runs.size();
-  if (l.count == 1) l.single = runs[0];
+  if (l.count == 1) l.single = pairs[0];
   if (l.count > 1)
-    if (Result r = g_arena.store(runs, &l.address, &l.host)) return r;
+    if (Result r = g_arena.store(pairs, &l.address, &l.host)) return r;
   *out = l;
   return ok();
 }
@@ -254,7 +237,7 @@ void place_pair_lists_on_device(gpu::WorkList &list, bool capturing) {
       if (found != g_device.by_list.end()) {
         it.a = found->second;
       } else if (!capturing) {
-        if (const uint64_t d = g_device.copy_of(it.a, it.b * sizeof(work::Run))) it.a = d;
+        if (const uint64_t d = g_device.copy_of(it.a, it.b * sizeof(work::Pair))) it.a = d;
       }
     }
 }

@@ -1,7 +1,6 @@
 // Pair lists of derived-datatype RMA operations: the intersection of the origin's and the
 // target's segmentations (both walked in signature order), as (dst offset, src offset, length)
-// pieces, stored as runs of equal pieces at constant strides (work::Run, src/core/piece_runs.h)
-// that one work item walks (work::kCopyPairs, work::kAccumulatePairs).
+// pieces that one work item walks (work::kCopyPairs, work::kAccumulatePairs).
 //
 // Lists are cached per (origin type, origin count, target type, target count, direction), so an
 // exchange that uses the same types every epoch builds nothing after its first. A list the
@@ -31,13 +30,11 @@ struct PairKey {
 };
 
 struct PairList {
-  uint64_t count = 0;     // pieces
-  uint64_t runs = 0;      // runs holding them
-  uint64_t large = 0;     // the first `large` runs have pieces of at least work::kPairLarge bytes
-  uint8_t group_width = 1;  // threads per group moving the small runs (work::run_group_width)
-  uint64_t address = 0;   // where the stream reads the runs (count > 1)
-  const work::Run *host = nullptr;  // the same runs, where the host reads them (count > 1)
-  work::Run single{};     // the piece, when count == 1 (no list needed)
+  uint64_t count = 0;     // pairs
+  uint64_t large = 0;     // the first `large` pairs have at least work::kPairLarge bytes
+  uint64_t address = 0;   // where the stream reads them (count > 1)
+  const work::Pair *host = nullptr;  // the same pairs, where the host reads them (count > 1)
+  work::Pair single{};    // the pair, when count == 1 (no list needed)
   uint64_t bytes = 0;     // data moved
   int64_t target_lo = 0, target_hi = 0;  // bytes [lo, hi) around the target address it touches
   int64_t origin_lo = 0, origin_hi = 0;  // the same around the origin address
@@ -45,8 +42,8 @@ struct PairList {
   MPI_Datatype origin_element = MPI_DATATYPE_NULL, target_element = MPI_DATATYPE_NULL;  // one basic type, or null
 };
 
-// The runs of `l` as the host reads them (its `single` piece, or its list).
-inline const work::Run *host_runs(const PairList &l) { return l.count == 1 ? &l.single : l.host; }
+// The pairs of `l` as the host reads them (its `single` pair, or its list).
+inline const work::Pair *host_pairs(const PairList &l) { return l.count == 1 ? &l.single : l.host; }
 
 // The list of `key` (built on first use). MPI_ERR_TYPE where the signatures differ or a type is
 // not supported; the resource class where list memory is exhausted.

@@ -36,13 +36,12 @@ Result detach(Window &w);
 // operations and signals completed of those posted. Empty for a window without one.
 std::string network_state(Window &w);
 
-// The contiguous pieces of one operation, as runs of (dst, src, bytes) offsets from its
-// destination and source addresses (a derived datatype's pair list; one piece for predefined
-// types), and the bytes [origin_lo, origin_hi) around the origin address that they touch.
+// The contiguous pieces of one operation, as (dst, src, bytes) offsets from its destination and
+// source addresses (a derived datatype's pair list; one piece for predefined types), and the
+// bytes [origin_lo, origin_hi) around the origin address that they touch.
 struct Pieces {
-  const work::Run *runs;
-  uint64_t nruns;
-  uint64_t count;  // pieces in all
+  const work::Pair *pairs;
+  uint64_t count;
   int64_t origin_lo, origin_hi;
 };
 // Appends `op` (origin address, target offset, kind, element type) to the open access epoch as

@@ -26,18 +26,19 @@ Result record(Window &w, const RemoteOp &op, const Pieces &pieces, const std::st
   char *const origin = static_cast<char *>(op.origin);
   thread_local std::vector<RemoteOp> mine;
   mine.clear();
-  work::for_each_piece(pieces.runs, pieces.nruns, [&](const work::Piece &piece) {
+  for (uint64_t i = 0; i < pieces.count; ++i) {
+    const work::Pair &pair = pieces.pairs[i];
     RemoteOp p = op;
-    p.origin = origin + (reads_target ? piece.dst : piece.src);
-    p.offset = op.offset + static_cast<uint64_t>(reads_target ? piece.src : piece.dst);
-    p.bytes = piece.bytes;
+    p.origin = origin + (reads_target ? pair.dst : pair.src);
+    p.offset = op.offset + static_cast<uint64_t>(reads_target ? pair.src : pair.dst);
+    p.bytes = pair.bytes;
     if (pieces.count > 1) {
       p.span = origin + pieces.origin_lo;
       p.span_bytes = static_cast<uint64_t>(pieces.origin_hi - pieces.origin_lo);
-      p.joins = !mine.empty();  // pieces of one operation: MPI orders none of them
+      p.joins = i > 0;  // pieces of one operation: MPI orders none of them
     }
     mine.push_back(p);
-  });
+  }
   // An epoch that can never fit the budget is refused here, where the application can still
   // change the operation, rather than at complete. Stream epochs also take each target's complete
   // signal and a local completion signal; staged ones a range block per target.

@@ -129,7 +129,7 @@ Result record_derived(Window &w, const RmaRequest &q, const std::string &who) {
   if (fabric) {
     const RemoteOp op{remote_kind(q.kind), q.origin, l.bytes, q.target_rank, static_cast<uint64_t>(offset),
                       it.dtype, it.op};
-    return remote::record(w, op, {host_runs(l), l.runs, l.count, l.origin_lo, l.origin_hi}, who);
+    return remote::record(w, op, {host_pairs(l), l.count, l.origin_lo, l.origin_hi}, who);
   }
   if (l.count == 1) {
     it.a = dst + static_cast<uint64_t>(l.single.dst);
@@ -145,10 +145,8 @@ Result record_derived(Window &w, const RmaRequest &q, const std::string &who) {
   work::Item list{};
   list.kind = work::kPairList;
   list.a = l.address;
-  list.b = l.runs;
-  list.bytes = (l.runs - l.large) * l.group_width;
-  list.dtype = l.group_width;
-  list.peer = static_cast<int32_t>(l.large);
+  list.b = l.count;
+  list.bytes = l.large;
   push_local(w, q.target_rank, reads_target, it, &list);
   return ok();
 }
@@ -208,8 +206,8 @@ Result record(Window &w, const RmaRequest &q) {
                                        std::to_string(peer.bytes) + " bytes");
   if (via_fabric(w, q.target_rank, it.kind)) {
     const RemoteOp op{remote_kind(q.kind), q.origin, bytes, q.target_rank, offset, it.dtype, it.op};
-    const work::Run whole{0, 0, bytes, 1, 0, 0};
-    return remote::record(w, op, {&whole, 1, 1, 0, static_cast<int64_t>(bytes)}, who);
+    const work::Pair whole{0, 0, bytes};
+    return remote::record(w, op, {&whole, 1, 0, static_cast<int64_t>(bytes)}, who);
   }
   const uint64_t remote = reinterpret_cast<uint64_t>(peer.data.base) + offset;
   const uint64_t local = reinterpret_cast<uint64_t>(q.origin);

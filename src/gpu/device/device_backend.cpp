@@ -467,11 +467,10 @@ class DeviceBackend final : public Backend {
           // A pairs item and its list share a launch.
           if (work::is_pairs_head(v[index].kind) && n + 1 == work::kItemsPerLaunch) break;
           p.items[n] = v[index];
-          // Data moved sizes the grid (a kPairList's `bytes` counts the threads its small runs
-          // want, its head has the bytes).
+          // Data moved sizes the grid (a kPairList's `bytes` counts pairs, its head has the bytes).
           const uint8_t kind = v[index].kind;
           if (slot == 2 && kind != work::kStore2 && kind != work::kPairList) bytes += v[index].bytes;
-          if (kind == work::kPairList) pairs += v[index].bytes;
+          if (kind == work::kPairList) pairs += v[index].b;
           ++*counts[slot];
         }
         if (index < v.size()) break;  // this launch is full; the rest goes in the next
@@ -485,7 +484,7 @@ class DeviceBackend final : public Backend {
       p.h.bits = bits | (one_block ? work::kOrdered : 0) | (after_trailing_waits ? work::kSkipIfWatchdogFired : 0) |
                  (list.captured ? work::kCheckAlive : 0) | (no_data ? work::kNoData : 0);
       // Derived-datatype lists of many short pieces are bound by the pieces' latency, not by bytes:
-      // enough blocks that each group of threads moves about one run (epoch_kernel.cu, walk_runs).
+      // enough blocks that each group of threads handles a few pieces (epoch_kernel.cu, walk_pairs).
       const uint64_t want = std::max<uint64_t>(bytes / bytes_per_block_, pairs / pairs_per_block_);
       int blocks = one_block ? 1 : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, want)));
       // The last of the blocks resets its ticket, so a replay of a captured launch finds it at 0.

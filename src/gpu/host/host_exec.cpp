@@ -135,55 +135,50 @@ bool run_op(const Item &it, std::string *why) {
   accumulate_dispatch(dst, src, it.bytes, it.dtype, it.op, true);
   return true;
 }
-// A pairs item (work::kCopyPairs, kAccumulatePairs) with the runs of the kPairList item after
-// it: each piece as a copy or accumulate of its own, through cross-memory attach where the item
-// says. Copies of pieces through cross-memory attach, many pieces per system call: one call per
-// piece made Faces --datatypes (faces of one-double pieces) several times slower on the host
-// backend. A short transfer (the kernel may stop early) redoes its batch piece by piece; copying
-// a piece twice is harmless.
-bool cma_pairs(const Item &head, const work::Run *runs, uint64_t n, std::string *why) {
+// A pairs item (work::kCopyPairs, kAccumulatePairs) with the list of the kPairList item after it:
+// each pair as a copy or accumulate of its own, through cross-memory attach where the item says.
+// Copies of pieces through cross-memory attach, many pieces per system call: one call per piece
+// made Faces --datatypes (faces of one-double pieces) several times slower on the host backend.
+// A short transfer (the kernel may stop early) redoes its batch piece by piece; copying a piece
+// twice is harmless.
+bool cma_pairs(const Item &head, const work::Pair *pairs, uint64_t n, std::string *why) {
   const bool write = head.flags & work::kDstRemoteCma;
   constexpr size_t kBatch = 1024;  // IOV_MAX on Linux
   struct iovec local[kBatch], remote[kBatch];
-  size_t m = 0;
-  uint64_t total = 0;
-  bool good = true;
-  const auto flush = [&] {
+  for (uint64_t first = 0; first < n; first += kBatch) {
+    const size_t m = static_cast<size_t>(std::min<uint64_t>(kBatch, n - first));
+    uint64_t total = 0;
+    for (size_t k = 0; k < m; ++k) {
+      const work::Pair &p = pairs[first + k];
+      const uint64_t dst = head.a + static_cast<uint64_t>(p.dst), src = head.b + static_cast<uint64_t>(p.src);
+      local[k] = {reinterpret_cast<void *>(write ? src : dst), p.bytes};
+      remote[k] = {reinterpret_cast<void *>(write ? dst : src), p.bytes};
+      total += p.bytes;
+    }
     const ssize_t got = write ? process_vm_writev(head.peer, local, m, remote, m, 0)
                               : process_vm_readv(head.peer, local, m, remote, m, 0);
-    if (got < 0 || static_cast<uint64_t>(got) != total)
-      for (size_t k = 0; good && k < m; ++k)
-        good = cma_transfer(write, head.peer, local[k].iov_base, reinterpret_cast<uint64_t>(remote[k].iov_base),
-                            local[k].iov_len, why);
-    m = 0, total = 0;
-  };
-  work::for_each_piece(runs, n, [&](const work::Piece &p) {
-    if (!good) return;
-    const uint64_t dst = head.a + static_cast<uint64_t>(p.dst), src = head.b + static_cast<uint64_t>(p.src);
-    local[m] = {reinterpret_cast<void *>(write ? src : dst), p.bytes};
-    remote[m] = {reinterpret_cast<void *>(write ? dst : src), p.bytes};
-    total += p.bytes;
-    if (++m == kBatch) flush();
-  });
-  if (good && m) flush();
-  return good;
+    if (got >= 0 && static_cast<uint64_t>(got) == total) continue;
+    for (size_t k = 0; k < m; ++k)
+      if (!cma_transfer(write, head.peer, local[k].iov_base, reinterpret_cast<uint64_t>(remote[k].iov_base),
+                        local[k].iov_len, why))
+        return false;
+  }
+  return true;
 }
 
 bool run_pairs(const Item &head, const Item &list, std::string *why) {
-  const auto *runs = reinterpret_cast<const work::Run *>(list.a);
+  const auto *pairs = reinterpret_cast<const work::Pair *>(list.a);
   if (head.kind == work::kCopyPairs && (head.flags & (work::kDstRemoteCma | work::kSrcRemoteCma)))
-    return cma_pairs(head, runs, list.b, why);
-  bool good = true;
-  work::for_each_piece(runs, list.b, [&](const work::Piece &p) {
-    if (!good) return;
+    return cma_pairs(head, pairs, list.b, why);
+  for (uint64_t i = 0; i < list.b; ++i) {
     Item one = head;
     one.kind = head.kind == work::kCopyPairs ? work::kCopy : work::kAccumulate;
-    one.a = head.a + static_cast<uint64_t>(p.dst);
-    one.b = head.b + static_cast<uint64_t>(p.src);
-    one.bytes = p.bytes;
-    good = run_op(one, why);
-  });
-  return good;
+    one.a = head.a + static_cast<uint64_t>(pairs[i].dst);
+    one.b = head.b + static_cast<uint64_t>(pairs[i].src);
+    one.bytes = pairs[i].bytes;
+    if (!run_op(one, why)) return false;
+  }
+  return true;
 }
 
 bool run_ops(const std::vector<Item> &ops, std::string *why) {
