@@ -2,10 +2,10 @@
 // against a pack kernel followed by a contiguous put, in one run; and the host time MPI_Put takes
 // to record an operation with a predefined type and with a (cached) derived type.
 //
-// Two ranks exchange: each puts `mib` MiB into the other's window in a stream-triggered epoch
-// (post, start, put, complete, wait), `iters` epochs enqueued and synchronised once; the slowest
-// rank's time per epoch. The strided source is `mib` MiB of `block`-byte blocks, 2 x `block`
-// apart (MPI_Type_vector of MPI_BYTE); the target is contiguous.
+// Two ranks exchange: each puts the whole `block`-byte blocks that fit `mib` MiB into the other's
+// window in a stream-triggered epoch (post, start, put, complete, wait), `iters` epochs enqueued
+// and synchronised once; the slowest rank's time per epoch. The strided source holds the blocks
+// 2 x `block` apart (MPI_Type_vector of MPI_BYTE); the target is contiguous.
 //   dtype_bench [--mib 64] [--block 1024] [--iters 20] [--puts 1000] [--json FILE]
 #include <mpi.h>
 #include <mpix/mpix_st.h>
@@ -168,10 +168,12 @@ int main(int argc, char **argv) {
       if (FILE *f = std::fopen(json.c_str(), "w")) {
         std::fprintf(f,
                      "{\"benchmark\": \"dtype_bench\", \"backend\": \"%s\", \"device\": \"%s\", \"mib\": %zu, "
-                     "\"block\": %zu, \"stride\": %zu, \"iters\": %d,\n \"contiguous_us\": %.3f, \"vector_us\": %.3f, "
+                     "\"bytes\": %zu, \"block\": %zu, \"stride\": %zu, \"iters\": %d,\n \"contiguous_us\": %.3f, "
+                     "\"vector_us\": %.3f, "
                      "\"pack_put_us\": %.3f, \"vector_over_contiguous_bw\": %.4f,\n \"record_predefined_us\": %.4f, "
                      "\"record_derived_us\": %.4f, \"correct\": %s}\n",
-                     xdev::kind(), xdev::device_name(), mib, block, 2 * block, iters, t_contig * 1e6, t_dtype * 1e6,
+                     xdev::kind(), xdev::device_name(), mib, bytes, block, 2 * block, iters, t_contig * 1e6,
+                     t_dtype * 1e6,
                      t_pack * 1e6, t_contig / t_dtype, rec_pre * 1e6, rec_derived * 1e6, all_right ? "true" : "false");
         std::fclose(f);
       }
