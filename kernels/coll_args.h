@@ -51,8 +51,8 @@ enum Kind : uint8_t { kAllreduce = 0, kReduce = 1, kBcast = 2, kAllgather = 3, k
 // every rank pushes its reduced part into the root's scratch), kChain (pipelined chain to the root
 // in chunks: each rank adds its input to what its predecessor pushed and pushes that on).
 // Bcast: kOneShot (the root pushes into every peer's scratch: IPC multicast), kChain (pipelined
-// chain in chunks, seed 003), kBinomial (binomial tree). Allgather and alltoall: kOneShot (direct
-// pushes).
+// chain in chunks, seed 003), kBinomial (binomial tree). Allgather: kOneShot (direct pushes) and
+// kRing (n - 1 steps, each rank forwarding what its left neighbour pushed). Alltoall: kOneShot.
 enum Algo : uint8_t { kAuto = 0, kOneShot = 1, kTwoShot = 2, kRing = 3, kGsb = 4, kBtb = 5, kChain = 6, kBinomial = 7 };
 
 enum Dtype : uint8_t {

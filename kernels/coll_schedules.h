@@ -201,7 +201,8 @@ class Schedule {
  private:
   MPIX_HOST_DEVICE void run_rounds() {
     if (a_.proto == kLL) return run_lines();
-    if (a_.kind == kAllgather || a_.kind == kAlltoall) return gather_pipelined(a_.kind == kAlltoall);
+    if ((a_.kind == kAllgather && a_.algo != kRing) || a_.kind == kAlltoall)
+      return gather_pipelined(a_.kind == kAlltoall);
     for (uint64_t i = 0; i < a_.rounds && x_.ok(); ++i) {
       const Round rd = round(i);
       switch (a_.kind) {
@@ -222,6 +223,7 @@ class Schedule {
           else if (a_.algo == kBinomial) bcast_binomial(rd);
           else bcast(rd);
           break;
+        case kAllgather: allgather_ring(rd); break;
         case kLocalReduce: local_reduce(rd); break;
         default: local_copy(rd); break;
       }
@@ -572,6 +574,32 @@ class Schedule {
       if (i > 0) signal_freed(round(i - 1).r);
     }
   }
+  // Ring allgather (n > 1): in step s < n - 1 this rank pushes block me - s into the right
+  // neighbour's slot s (step 0: its own input; later: the block the left pushed in step s - 1,
+  // copied out first). Every link carries n - 1 blocks, one at a time per channel; the channels'
+  // steps overlap each other's handshakes.
+  MPIX_HOST_DEVICE void allgather_ring(const Round &rd) {
+    const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_, slot = slot_bytes();
+    const int right = mod(me_ + 1), left = mod(me_ - 1);
+    char *own = recv() + me_ * block + off;
+    if (send() + off != own) x_.copy(own, send() + off, bytes);
+    if (n_ == 1) return;
+    wait_freed(right, rd.r);
+    for (int s = 0; s < n_ - 1; ++s) {
+      const char *src = send() + off;
+      if (s > 0) {
+        wait_arrived(s - 1, left, rd.r);
+        src = scratch(me_, rd.r) + (s - 1) * slot;
+        x_.copy(recv() + mod(me_ - s) * block + off, src, bytes);
+      }
+      x_.copy(scratch(right, rd.r) + s * slot, src, bytes);
+      x_.barrier();
+      tell_arrived(s, right, rd.r);
+    }
+    wait_arrived(n_ - 2, left, rd.r);
+    x_.copy(recv() + right * block + off, scratch(me_, rd.r) + (n_ - 2) * slot, bytes);
+  }
+
   // The round's block for each peer q, once q may take it: push(q, src, bytes); my own block is
   // copied into place (unless it is there already: in place).
   template <class Push>

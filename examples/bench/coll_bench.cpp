@@ -57,6 +57,7 @@ std::vector<const char *> algorithms(Coll c) {
   if (c == Coll::allreduce) return {"auto", "oneshot", "twoshot", "ring", "gsb", "btb"};
   if (c == Coll::bcast) return {"auto", "direct", "chain", "binomial"};
   if (c == Coll::reduce) return {"auto", "direct", "twoshot", "chain"};
+  if (c == Coll::allgather) return {"auto", "direct", "ring"};
   return {"direct"};
 }
 // nccl-tests' bus bandwidth factors.

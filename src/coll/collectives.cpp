@@ -126,6 +126,7 @@ constexpr AlgoName kAllreduceAlgos[] = {{"oneshot", kOneShot}, {"twoshot", kTwoS
                                         {"gsb", kGsb},         {"btb", kBtb}};
 constexpr AlgoName kBcastAlgos[] = {{"direct", kOneShot}, {"chain", kChain}, {"binomial", kBinomial}};
 constexpr AlgoName kReduceAlgos[] = {{"direct", kOneShot}, {"twoshot", kTwoShot}, {"chain", kChain}};
+constexpr AlgoName kAllgatherAlgos[] = {{"direct", kOneShot}, {"ring", kRing}};
 constexpr AlgoName kDirectOnly[] = {{"direct", kOneShot}};
 
 }  // namespace
@@ -138,6 +139,7 @@ core::Result algorithm_from_env(Kind kind, Algo *out) {
   if (kind == kAllreduce) first = std::begin(kAllreduceAlgos), last = std::end(kAllreduceAlgos);
   if (kind == kBcast) first = std::begin(kBcastAlgos), last = std::end(kBcastAlgos);
   if (kind == kReduce) first = std::begin(kReduceAlgos), last = std::end(kReduceAlgos);
+  if (kind == kAllgather) first = std::begin(kAllgatherAlgos), last = std::end(kAllgatherAlgos);
   std::string names = "auto";
   for (const AlgoName *a = first; a != last; ++a) {
     if (std::strcmp(v, a->name) == 0) {

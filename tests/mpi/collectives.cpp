@@ -408,9 +408,12 @@ void all_collectives(const Comm &c, void *s, uint64_t big_elems) {
   unsetenv("MPIX_ST_REDUCE_ALGO");
   for (const char *algo : {"direct", "chain", "binomial"}) {
     setenv("MPIX_ST_BCAST_ALGO", algo, 1);
+    // Allgather's ring rides along with the chain, direct with the rest.
+    setenv("MPIX_ST_ALLGATHER_ALGO", std::strcmp(algo, "chain") == 0 ? "ring" : "direct", 1);
     movements(c, s, big_elems * 8 + 3);
   }
   unsetenv("MPIX_ST_BCAST_ALGO");
+  unsetenv("MPIX_ST_ALLGATHER_ALGO");
   // Both protocols of the one-shot and direct algorithms (auto, above, takes kLL for small calls):
   // kLL forced on every size (many rounds of its line areas), kSimple forced on the small ones.
   for (const char *proto : {"ll", "simple"}) {
