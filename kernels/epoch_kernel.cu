@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "work_items.h"
+#include "coll_lines.h"
 #include "device_atomics.h"
 #include "device_copy.h"
 #include "epoch_launch.h"
@@ -15,7 +16,46 @@
 namespace {
 using mpix::work::Item;
 
+// A line put's area (a kLineArea item's a, b, bytes: the area, the window base and size) holds the
+// lines of epoch `tag`: copies their data into the window and returns true; false while any line of
+// that epoch has not landed (call again). A header naming bytes outside the window passes with
+// nothing copied: never trust a peer.
+__device__ bool take_lines(uint64_t area, uint64_t base, uint64_t window_bytes, uint32_t tag) {
+  const auto *lines = reinterpret_cast<const uint64_t *>(area);
+  uint64_t w0, w1;
+  mpix_load_line(lines, &w0, &w1);
+  if (!mpix::coll::line_has(w0, w1, tag)) return false;
+  const uint64_t header = mpix::coll::line_payload(w0, w1);
+  const uint64_t offset = header & ((1ull << mpix::work::kLineOffsetBits) - 1), bytes = header >> mpix::work::kLineOffsetBits;
+  if (bytes > mpix::work::kLinePutMaxBytes || offset > window_bytes || bytes > window_bytes - offset) return true;
+  char *dst = reinterpret_cast<char *>(base) + offset;
+  for (uint64_t u = 0; u < mpix::coll::unit_count(bytes); ++u) {
+    mpix_load_line(lines + 2 * (u + 1), &w0, &w1);
+    if (!mpix::coll::line_has(w0, w1, tag)) return false;
+    mpix::coll::store_unit(dst + u * mpix::coll::kLinePayload, mpix::coll::line_payload(w0, w1),
+                           mpix::coll::unit_bytes(bytes, u));
+  }
+  return true;
+}
+
+// Writes a line put (kPutLines: area, source, bytes; its kLineTag: the window offset and the
+// epoch) with the grid's threads: line 0 the header, line u + 1 data unit u.
+__device__ void put_lines(uint64_t area, uint64_t src_addr, uint64_t bytes, uint64_t offset, uint64_t epoch,
+                          uint64_t tid, uint64_t nthreads) {
+  const uint32_t tag = mpix::coll::line_tag(epoch);
+  auto *lines = reinterpret_cast<uint64_t *>(area);
+  const char *src = reinterpret_cast<const char *>(src_addr);
+  const uint64_t units = mpix::coll::unit_count(bytes);
+  for (uint64_t u = tid; u <= units; u += nthreads) {
+    const uint64_t v = u == 0 ? offset | (bytes << mpix::work::kLineOffsetBits)
+                              : mpix::coll::load_unit(src + (u - 1) * mpix::coll::kLinePayload,
+                                                      mpix::coll::unit_bytes(bytes, u - 1));
+    mpix_store_line(lines + 2 * u, mpix::coll::line_word(v, tag), mpix::coll::line_word(v >> 32, tag));
+  }
+}
+
 // Waits for items [first, first + count) with the block's threads; false when the watchdog fired.
+// A kWaitLines item also passes on its origin's lines (take_lines); companion items wait for nothing.
 // `first_wants`, where given, holds the value of thread t's first item in slot t, loaded earlier.
 template <typename Params>
 __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t *first_wants = nullptr) {
@@ -24,12 +64,16 @@ __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t
   __syncthreads();
   for (int i = first + threadIdx.x; i < first + count; i += blockDim.x) {
     const Item &it = p.items[i];
+    if (mpix::work::is_companion(it.kind)) continue;
     const uint64_t *flag = reinterpret_cast<const uint64_t *>(it.a);
     const uint64_t want =
         first_wants && i == first + static_cast<int>(threadIdx.x) ? first_wants[threadIdx.x] : mpix::work::item_value(it);
+    const bool lines = it.kind == mpix::work::kWaitLines && i + 1 < first + count;
+    const uint32_t tag = lines ? mpix::coll::line_tag(want) : 0;
     uint64_t start = p.h.watchdog_ns ? mpix_clock_ns() : 0;
     uint64_t seen;
     while ((seen = mpix_load_acquire_sys(flag)) < want) {
+      if (lines && take_lines(p.items[i + 1].a, p.items[i + 1].b, p.items[i + 1].bytes, tag)) break;
       if (timed_out) break;
       if (p.h.watchdog_ns && mpix_clock_ns() - start > p.h.watchdog_ns) {
         auto *box = reinterpret_cast<mpix::work::WatchdogMailbox *>(p.h.mailbox_addr);
@@ -221,8 +265,11 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
         reinterpret_cast<volatile uint64_t *>(it.a)[0] = it.b;
         reinterpret_cast<volatile uint64_t *>(it.a)[1] = it.bytes;
       }
-    } else if (it.kind == mpix::work::kPairList) {
-      continue;  // walked with the item before it
+    } else if (it.kind == mpix::work::kPutLines) {
+      if (i + 1 < end_ops)  // launches keep the two together
+        put_lines(it.a, it.b, it.bytes, p.items[i + 1].a, mpix::work::item_value(p.items[i + 1]), tid, nthreads);
+    } else if (mpix::work::is_companion(it.kind)) {
+      continue;  // used with the item before it
     } else {
       if (mpix::work::is_pairs_head(it.kind)) {
         if (i + 1 < end_ops) walk_pairs(it, p.items[i + 1], tid, nthreads, cursor);  // launches keep the two together
@@ -248,7 +295,8 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // epoch on H100, measured). Several blocks tell the last one through the ticket, so each block
   // fences its data before it counts. Without signals the fence orders the data before the counts.
   __syncthreads();
-  if (p.h.ncopy && threadIdx.x == 0 && (gridDim.x > 1 || p.h.nsignal == 0)) mpix_fence_sys();
+  const bool relaxed = p.h.bits & mpix::work::kNoData;  // nothing to order (work_items.h): no fence
+  if (p.h.ncopy && !relaxed && threadIdx.x == 0 && (gridDim.x > 1 || p.h.nsignal == 0)) mpix_fence_sys();
   if (gridDim.x > 1) {
     __shared__ int last;
     // The last block resets the ticket for the next launch that uses it (a replay of the same
@@ -260,10 +308,9 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
     }
     __syncthreads();
     if (!last) return;
-    if (threadIdx.x == 0) mpix_fence_sys();  // the other blocks' data, seen through the ticket
+    if (threadIdx.x == 0 && !relaxed) mpix_fence_sys();  // the other blocks' data, seen through the ticket
   }
   __syncthreads();
-  const bool relaxed = p.h.bits & mpix::work::kNoData;  // nothing to order (work_items.h)
   for (int i = end_ops + threadIdx.x; waited && i < end_signals; i += blockDim.x) {
     auto *flag = reinterpret_cast<uint64_t *>(p.items[i].a);
     if (relaxed) mpix_store_relaxed_sys(flag, mpix::work::item_value(p.items[i]));

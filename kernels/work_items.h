@@ -33,7 +33,34 @@ enum ItemKind : uint8_t {
   kAccumulatePairs = 10, // the same, element-wise op(dst, src) as kAccumulate (dtype, op)
   kPairList = 11,        // the pairs of the item before: a = address of Pair[b] the stream can read;
                          // its first `bytes` pairs are large (kPairLarge), the rest small
+  // Line puts (see LineArea below). Each is followed by its companion item, as a pairs item is.
+  kPutLines = 12,   // ops: `bytes` (<= kLinePutMaxBytes) from b as lines into the target's line area at a
+  kLineTag = 13,    // its companion: a = the target window offset; the value (item_value) is the epoch
+                    // the lines are tagged with (the complete signal they stand in for)
+  kWaitLines = 14,  // a wait (as kWait) that a line put from the origin also ends: then the lines'
+                    // data is copied into the window before the wait counts as passed
+  kLineArea = 15,   // its companion: a = this rank's line area for that origin, b = the window base,
+                    // bytes = the window size (line offsets are checked against it)
 };
+inline constexpr bool has_companion(uint8_t kind) {
+  return kind == kCopyPairs || kind == kAccumulatePairs || kind == kPutLines || kind == kWaitLines;
+}
+inline constexpr bool is_companion(uint8_t kind) {
+  return kind == kPairList || kind == kLineTag || kind == kLineArea;
+}
+
+// Line puts: a small put to a node-local target travels as lines of the collectives' low-latency
+// protocol (coll_lines.h: each 8 payload bytes in two 64-bit words that carry a tag), into an area
+// the target keeps for each origin beside its flags, instead of into its window. The lines are
+// their own signal: the origin stores no complete flag for that target and needs no system fence
+// before it. The target's wait for that origin passes on the complete flag (an epoch that put
+// directly) or on a header line tagged with the epoch it waits for (then it copies the lines'
+// data into its window itself). Line 0 carries the window offset (low 48 bits) and the length
+// (high 16); data lines follow. One area per origin suffices: the origin writes epoch e + 1 only
+// after the target's post e + 1, which follows its wait e on its stream.
+constexpr uint64_t kLinePutMaxBytes = 256;
+constexpr uint64_t kLineAreaBytes = (1 + kLinePutMaxBytes / 8) * 16 + 48;  // 576: whole 64-byte lines
+constexpr uint64_t kLineOffsetBits = 48;
 
 // One contiguous piece of a derived-datatype operation: offsets from the item's dst and src
 // bases (negative where a type's lower bound is). Lists are built once per (origin type and
@@ -112,8 +139,8 @@ enum LaunchBits : uint16_t {
   kOrdered = 1,            // accumulates apply in list order (MPI's default accumulate ordering)
   kSkipIfWatchdogFired = 2,  // the rest of a list whose first launch may have timed out
   kCheckAlive = 4,           // captured launch: do nothing if its window was freed (alive_addr)
-  // No launch of the list moves data (a post; a complete that put and got nothing): its signals
-  // are relaxed stores. What precedes them on the stream ended at a kernel boundary, and the
+  // No launch of the list moves data (a post; a complete that put and got nothing, or put lines
+  // only, which order themselves): its signals are relaxed stores, and no fence precedes them. What precedes them on the stream ended at a kernel boundary, and the
   // memory peers then reach is coherent where those kernels' stores landed (this device's L2,
   // or the network's target), so a release would order nothing and cost a system fence.
   kNoData = 8,

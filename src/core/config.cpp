@@ -1,5 +1,8 @@
 #include "config.h"
 
+#include "../../kernels/work_items.h"
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -25,6 +28,7 @@ const Config &config() {
     c.mpi_gpu_aware = env_bool("MPIX_ST_MPI_GPU_AWARE");
     c.vnode_size = static_cast<int>(env_u64("MPIX_ST_VNODE_SIZE", 0));
     c.doorbell_poll_us = env_u64("MPIX_ST_DOORBELL_POLL_US", c.doorbell_poll_us);
+    c.line_put_bytes = std::min<uint64_t>(env_u64("MPIX_ST_LINE_PUT_BYTES", c.line_put_bytes), work::kLinePutMaxBytes);
     return c;
   }();
   return c;

@@ -10,6 +10,8 @@ struct Config {
   int vnode_size = 0;             // MPIX_ST_VNODE_SIZE: ranks per virtual node (0: physical nodes)
   uint64_t doorbell_poll_us = 64;  // MPIX_ST_DOORBELL_POLL_US: the doorbell agent's longest pause while
                                    // a doorbell is armed (0: it spins)
+  uint64_t line_put_bytes = 256;   // MPIX_ST_LINE_PUT_BYTES: puts up to this size travel as lines
+                                   // (work_items.h; 0: never, at most work::kLinePutMaxBytes)
 };
 
 const Config &config();

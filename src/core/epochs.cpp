@@ -197,6 +197,43 @@ Result refuse_capture(const char *call, const Window &w, int peer, const char *w
                   "enqueue this epoch outside the capture");
 }
 
+// Whether a complete to `peer` may travel as lines and a wait for it may take them (work_items.h,
+// line puts): a node-local peer whose flag area this process stores to directly, in a window with
+// line areas and no inter-node part.
+bool lines_reach(const Window &w, int peer) {
+  const Peer &p = w.peers[peer];
+  return Window::has_line_areas(w.size) && !w.remote && p.node_local && p.flags.base && !p.flags.cma_pid;
+}
+
+// The complete's puts that travel as lines: each becomes a kPutLines item and its tag, and its
+// target gets no complete flag store (`lined[t]`).
+void use_line_puts(Window &w, gpu::WorkList &list, std::vector<uint8_t> *lined) {
+  AccessEpoch &a = w.access;
+  lined->assign(w.size, 0);
+  if (a.line_put.empty()) return;
+  std::vector<int> target_of(a.ops.size(), -1);
+  bool any = false;
+  for (int t : a.targets)
+    if (a.line_put[t] >= 0 && !a.via_fabric[t] && lines_reach(w, t)) {
+      target_of[a.line_put[t]] = t;
+      (*lined)[t] = any = 1;
+    }
+  if (!any) return;
+  list.ops.clear();
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    const int t = target_of[i];
+    if (t < 0) {
+      list.ops.push_back(a.ops[i]);
+      continue;
+    }
+    const work::Item &put = a.ops[i];
+    const uint64_t offset = put.a - reinterpret_cast<uint64_t>(w.peers[t].data.base);
+    work::Item two[2];
+    line_put_items(put, w.line_area(w.peers[t].flags.base, w.rank), offset, w.cursor(Window::kCompletesSent, t), two);
+    list.ops.insert(list.ops.end(), two, two + 2);
+  }
+}
+
 // An exposure epoch (its post or its wait) can be captured only if every origin signals it by a
 // plain store: a node-local peer, into a window that does not mirror itself to the network.
 Result refuse_captured_origins(const char *call, const Window &w, const std::vector<int> &origins) {
@@ -263,6 +300,7 @@ Result start(Window &w, MPI_Group group, int assert_bits) {
   a.in_group.assign(w.size, 0);
   a.via_fabric.assign(w.size, 0);
   a.fabric_ranges.assign(w.size, 0);
+  a.line_put.assign(stream_mode && Window::has_line_areas(w.size) ? w.size : 0, AccessEpoch::kNoLinePut);
   for (int t : targets) {
     a.in_group[t] = 1;
     a.via_fabric[t] = w.completes_via_fabric(t);
@@ -291,6 +329,8 @@ Result complete(Window &w, void *stream, bool stream_mode) {
         return refuse_capture("MPIX_Win_complete_stream", w, a.remote_ops.front().target,
                               "is the target of an operation that goes through the network");
     }
+    std::vector<uint8_t> lined;
+    use_line_puts(w, list, &lined);
     std::vector<int> remote_targets;
     for (int t : a.targets) {
       // MPIX_Win_post_stream has no assert argument, so the target always signals: a NOCHECK
@@ -301,8 +341,8 @@ Result complete(Window &w, void *stream, bool stream_mode) {
       // Every complete counts, whichever way it travels: an epoch whose accumulate goes through
       // the network signals by a network add to the same slot later local stores continue.
       uint64_t *sent = w.cursor(Window::kCompletesSent, t);
-      if (!a.via_fabric[t]) list.signals.push_back(signal_next(w.complete_flag_at(t), sent));
-      else remote_targets.push_back(t);  // the network adds one to its complete slot
+      if (a.via_fabric[t]) remote_targets.push_back(t);  // the network adds one to its complete slot
+      else if (!lined[t]) list.signals.push_back(signal_next(w.complete_flag_at(t), sent));  // lines signal themselves
       list.signals.push_back(advance(sent));
     }
     Result r = remote::complete(w, remote_targets, list);
@@ -337,7 +377,14 @@ Result wait(Window &w, void *stream, bool stream_mode) {
     list.clear();
     for (int o : e.origins) {
       uint64_t *expected = w.cursor(Window::kCompletesExpected, o);
-      list.waits.push_back(wait_next(w.complete_flag_from(o), expected, o, work::kWaitComplete));
+      const work::Item wait = wait_next(w.complete_flag_from(o), expected, o, work::kWaitComplete);
+      if (lines_reach(w, o)) {  // the origin may put lines instead of storing the flag
+        work::Item two[2];
+        wait_lines_items(wait, w.line_area(w.flags, o), w.base, w.bytes, two);
+        list.waits.insert(list.waits.end(), two, two + 2);
+      } else {
+        list.waits.push_back(wait);
+      }
       list.signals.push_back(advance(expected));
     }
     remote::wait(w, e.origins, list);

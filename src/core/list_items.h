@@ -54,6 +54,30 @@ inline work::Item signal_next(uint64_t *flag, uint64_t *cursor) {
   return it;
 }
 
+// A put of `put` (a kCopy into the target's window at `offset`) as lines into `area` (work_items.h,
+// line puts), tagged with the next complete epoch to that target (*cursor + 1): two items.
+inline void line_put_items(const work::Item &put, uint64_t *area, uint64_t offset, uint64_t *cursor, work::Item out[2]) {
+  out[0] = put;
+  out[0].kind = work::kPutLines;
+  out[0].a = reinterpret_cast<uint64_t>(area);
+  out[1] = signal_next(nullptr, cursor);
+  out[1].kind = work::kLineTag;
+  out[1].a = offset;
+}
+
+// The kWaitLines form of a complete wait (wait_next): it also passes on `origin`'s lines in `area`,
+// whose data goes to the window [base, base + bytes).
+inline void wait_lines_items(const work::Item &wait, const uint64_t *area, const void *base, uint64_t bytes,
+                             work::Item out[2]) {
+  out[0] = wait;
+  out[0].kind = work::kWaitLines;
+  out[1] = work::Item{};
+  out[1].kind = work::kLineArea;
+  out[1].a = reinterpret_cast<uint64_t>(area);
+  out[1].b = reinterpret_cast<uint64_t>(base);
+  out[1].bytes = bytes;
+}
+
 // Advances a cursor by one epoch; a counting signal, so it runs after every value read from it.
 inline work::Item advance(uint64_t *cursor) {
   work::Item it = signal_item(cursor, 1);

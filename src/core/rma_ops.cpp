@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "config.h"
 #include "datatype_flatten.h"
 #include "pair_lists.h"
 #include "remote_epochs.h"
@@ -32,6 +33,18 @@ const char *kind_name(RmaKind k) {
   return k == RmaKind::put ? "MPI_Put" : k == RmaKind::get ? "MPI_Get" : "MPI_Accumulate";
 }
 
+// Whether the operation about to be appended to the epoch's ops may travel as lines: the first
+// operation to `target`, a contiguous put that the process can store (no cross-memory attach) of
+// at most MPIX_ST_LINE_PUT_BYTES into a window peers map directly (see work_items.h, line puts).
+void note_line_put(Window &w, int target, const work::Item &it, bool pairs, bool reads_target) {
+  AccessEpoch &a = w.access;
+  if (a.line_put.empty()) return;  // a host-driven epoch
+  int32_t &slot = a.line_put[target];
+  const bool fits = it.kind == work::kCopy && !pairs && !reads_target && it.flags == 0 && it.bytes > 0 &&
+                    it.bytes <= config().line_put_bytes;
+  slot = fits && slot == AccessEpoch::kNoLinePut ? static_cast<int32_t>(a.ops.size()) : AccessEpoch::kNotLines;
+}
+
 // Appends a node-local data item (and the kPairList item that follows a pairs item), with the
 // cross-memory-attach flags of the peer and its accumulate lock where it needs one.
 void push_local(Window &w, int target, bool reads_target, work::Item it, const work::Item *pairs) {
@@ -49,6 +62,7 @@ void push_local(Window &w, int target, bool reads_target, work::Item it, const w
     lock.kind = work::kLockAcquire;
     w.access.ops.push_back(lock);
   }
+  note_line_put(w, target, it, pairs != nullptr, reads_target);
   w.access.ops.push_back(it);
   if (pairs) w.access.ops.push_back(*pairs);
   if (locked) {

@@ -64,6 +64,11 @@ struct AccessEpoch {
   // target's block), so checking the per-target limit costs O(1) per operation.
   std::vector<uint32_t> fabric_ranges;
   uint64_t fabric_ops = 0;  // triggered operations remote_ops take (checked against the budget)
+  // By window rank: the index in `ops` of the one put to that target while it may travel as lines
+  // (work_items.h, line puts), kNoLinePut before any operation to it, kNotLines after a second
+  // operation or one that cannot.
+  static constexpr int32_t kNoLinePut = -1, kNotLines = -2;
+  std::vector<int32_t> line_put;
 };
 
 struct ExposureEpoch {
@@ -208,7 +213,20 @@ class Window {
   std::vector<uint64_t> cursor_counts;
   bool cursors_counted = true;
   static size_t cursor_base(int size) { return 2 * static_cast<size_t>(size) + 3; }
-  static size_t flag_slots(int size) { return cursor_base(size) + 4 * static_cast<size_t>(size); }
+  // Line areas (work_items.h, line puts): one per origin after the cursors, in windows of at most
+  // kLineAreaMaxRanks ranks (576 bytes each; larger windows put every byte directly).
+  static constexpr int kLineAreaMaxRanks = 256;
+  static bool has_line_areas(int size) { return size <= kLineAreaMaxRanks; }
+  static size_t line_area_base(int size) { return (cursor_base(size) + 4 * static_cast<size_t>(size) + 7) / 8 * 8; }
+  static size_t flag_slots(int size) {
+    return has_line_areas(size) ? line_area_base(size) + static_cast<size_t>(size) * (work::kLineAreaBytes / 8)
+                                : cursor_base(size) + 4 * static_cast<size_t>(size);
+  }
+  // The area origin `origin` writes in `flags_of_rank` (a flag area's base: ours, or a peer's mapping).
+  uint64_t *line_area(const void *flags_of_rank, int origin) const {
+    return reinterpret_cast<uint64_t *>(const_cast<void *>(flags_of_rank)) + line_area_base(size) +
+           static_cast<size_t>(origin) * (work::kLineAreaBytes / 8);
+  }
 };
 
 // Registry of managed windows.

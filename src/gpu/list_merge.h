@@ -90,6 +90,7 @@ inline bool merge_captured(WorkList &into, WorkList next) {
   const int last = last_phase(merged);
   const bool next_waits_only = next.ops.empty() && !has_stores(next) && next.trailing_waits.empty();
   raise_cursor_values(next.waits, merged);
+  raise_cursor_values(next.ops, merged);  // a line put's tag (kLineTag)
   raise_cursor_values(next.signals, merged);
   raise_cursor_values(next.trailing_waits, merged);
   if (!next.waits.empty()) {

@@ -374,6 +374,7 @@ class DeviceBackend final : public Backend {
     if (!memop_waits_ || list.captured || list.watchdog_ns) return;
     for (const work::Item &it : list.waits) {
       if (it.flags & work::kCursor) continue;  // relative to a cursor: only the kernel can read it
+      if (it.kind != work::kWait) continue;    // a line put may end it without the flag (kWaitLines)
       if (gpu_stream_wait_geq(static_cast<gpuStream_t>(stream), reinterpret_cast<const uint64_t *>(it.a), it.b) !=
           gpuSuccess) {
         (void)MPIX_GPU(GetLastError)();
@@ -424,7 +425,9 @@ class DeviceBackend final : public Backend {
     for (const work::Item &it : list.ops)
       accumulates += it.kind == work::kAccumulate || it.kind == work::kAccumulatePairs;
     const bool ordered = accumulates > 1;
-    const bool no_data = list.ops.empty() && list.trailing_ops.empty();
+    const bool no_data = list.trailing_ops.empty() && std::all_of(list.ops.begin(), list.ops.end(), [](const work::Item &it) {
+                           return it.kind == work::kPutLines || it.kind == work::kLineTag;
+                         });
     // Launch order (work_items.h): leading signals, waits, ops, stored signals, trailing waits,
     // counting signals. Scratch kept per thread: enqueue is the hot path, and it allocates nothing
     // once warm.
@@ -464,12 +467,12 @@ class DeviceBackend final : public Backend {
         const auto &v = *parts[part].items;
         const int slot = parts[part].slot;
         for (; index < v.size() && n < work::kItemsPerLaunch; ++index, ++n) {
-          // A pairs item and its list share a launch.
-          if (work::is_pairs_head(v[index].kind) && n + 1 == work::kItemsPerLaunch) break;
+          // An item and its companion (a pairs list, a line tag or area) share a launch.
+          if (work::has_companion(v[index].kind) && n + 1 == work::kItemsPerLaunch) break;
           p.items[n] = v[index];
           // Data moved sizes the grid (a kPairList's `bytes` counts pairs, its head has the bytes).
           const uint8_t kind = v[index].kind;
-          if (slot == 2 && kind != work::kStore2 && kind != work::kPairList) bytes += v[index].bytes;
+          if (slot == 2 && kind != work::kStore2 && !work::is_companion(kind)) bytes += v[index].bytes;
           if (kind == work::kPairList) pairs += v[index].b;
           ++*counts[slot];
         }

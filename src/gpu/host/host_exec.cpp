@@ -1,5 +1,7 @@
 #include "host_exec.h"
 
+#include "../../../kernels/coll_lines.h"
+
 #include <sched.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -20,8 +22,48 @@ uint64_t load_acquire(uint64_t addr) {
   return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(addr)).load(std::memory_order_acquire);
 }
 
-bool wait_item(const Item &it, uint64_t want, uint64_t watchdog_ns, uint64_t *seen) {
-  return wait_until([&] { return (*seen = load_acquire(it.a)) >= want; }, watchdog_ns);
+uint64_t load_relaxed(const uint64_t *word) {
+  return std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(word)).load(std::memory_order_relaxed);
+}
+
+// The host side of the kernel's take_lines (epoch_kernel.cu): the lines of epoch `tag` in the
+// area of kLineArea item `area`, copied into the window; false while any has not landed.
+bool take_lines(const Item &area, uint32_t tag) {
+  const auto *lines = reinterpret_cast<const uint64_t *>(area.a);
+  uint64_t w0 = load_relaxed(lines), w1 = load_relaxed(lines + 1);
+  if (!coll::line_has(w0, w1, tag)) return false;
+  const uint64_t header = coll::line_payload(w0, w1);
+  const uint64_t offset = header & ((1ull << work::kLineOffsetBits) - 1), bytes = header >> work::kLineOffsetBits;
+  if (bytes > work::kLinePutMaxBytes || offset > area.bytes || bytes > area.bytes - offset) return true;
+  char *dst = reinterpret_cast<char *>(area.b) + offset;
+  for (uint64_t u = 0; u < coll::unit_count(bytes); ++u) {
+    w0 = load_relaxed(lines + 2 * (u + 1));
+    w1 = load_relaxed(lines + 2 * (u + 1) + 1);
+    if (!coll::line_has(w0, w1, tag)) return false;
+    coll::store_unit(dst + u * coll::kLinePayload, coll::line_payload(w0, w1), coll::unit_bytes(bytes, u));
+  }
+  return true;
+}
+
+void put_lines(const Item &put, const Item &tag_item) {
+  const uint32_t tag = coll::line_tag(work::item_value(tag_item));
+  auto *lines = reinterpret_cast<uint64_t *>(put.a);
+  const char *src = reinterpret_cast<const char *>(put.b);
+  const uint64_t units = coll::unit_count(put.bytes);
+  for (uint64_t u = 0; u <= units; ++u) {
+    const uint64_t v = u == 0 ? tag_item.a | (put.bytes << work::kLineOffsetBits)
+                              : coll::load_unit(src + (u - 1) * coll::kLinePayload, coll::unit_bytes(put.bytes, u - 1));
+    std::atomic_ref<uint64_t>(lines[2 * u]).store(coll::line_word(v, tag), std::memory_order_relaxed);
+    std::atomic_ref<uint64_t>(lines[2 * u + 1]).store(coll::line_word(v >> 32, tag), std::memory_order_relaxed);
+  }
+}
+
+// A wait item; `companion` is the item after it (a kWaitLines item's kLineArea).
+bool wait_item(const Item &it, const Item *companion, uint64_t want, uint64_t watchdog_ns, uint64_t *seen) {
+  const bool lines = it.kind == work::kWaitLines && companion;
+  const uint32_t tag = lines ? coll::line_tag(want) : 0;
+  return wait_until([&] { return (*seen = load_acquire(it.a)) >= want || (lines && take_lines(*companion, tag)); },
+                    watchdog_ns);
 }
 
 bool cma_transfer(bool write, int pid, void *local, uint64_t remote, uint64_t bytes, std::string *why) {
@@ -183,7 +225,15 @@ bool run_pairs(const Item &head, const Item &list, std::string *why) {
 
 bool run_ops(const std::vector<Item> &ops, std::string *why) {
   for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].kind == work::kPairList) continue;  // read with the item before it
+    if (work::is_companion(ops[i].kind)) continue;  // read with the item before it
+    if (ops[i].kind == work::kPutLines) {
+      if (i + 1 == ops.size() || ops[i + 1].kind != work::kLineTag) {
+        *why = "a line put without its tag";
+        return false;
+      }
+      put_lines(ops[i], ops[i + 1]);
+      continue;
+    }
     if (work::is_pairs_head(ops[i].kind)) {
       if (i + 1 == ops.size() || ops[i + 1].kind != work::kPairList) {
         *why = "a pairs item without its list";
@@ -210,10 +260,12 @@ void count(const WorkList &list) {
 }
 
 bool wait_all(const std::vector<Item> &waits, const WorkList &list, WatchdogReport *report) {
-  for (const Item &it : waits) {
+  for (size_t i = 0; i < waits.size(); ++i) {
+    const Item &it = waits[i];
+    if (work::is_companion(it.kind)) continue;
     uint64_t seen = 0;
     const uint64_t want = work::item_value(it);
-    if (!wait_item(it, want, list.watchdog_ns, &seen)) {
+    if (!wait_item(it, i + 1 < waits.size() ? &waits[i + 1] : nullptr, want, list.watchdog_ns, &seen)) {
       *report = WatchdogReport{list.window_id, it.peer, it.dtype, want, seen};
       return false;
     }
@@ -243,7 +295,7 @@ void pause_after(unsigned spin) {
 bool wait_at_least(const uint64_t *flag, uint64_t want, uint64_t watchdog_ns, uint64_t *seen) {
   Item it{};
   it.a = reinterpret_cast<uint64_t>(flag);
-  return wait_item(it, want, watchdog_ns, seen);
+  return wait_item(it, nullptr, want, watchdog_ns, seen);
 }
 
 int run(const WorkList &list, WatchdogReport *report, std::string *why) {
