@@ -1,13 +1,13 @@
 // rma_bench: the ST path against its floors, all figures from one run on two ranks.
 //   floor      raw cross-process stream-signal ping-pong (one kernel per hop, no MPI, no library)
-//   st         ST epoch round trip: post/start/put 8 B/complete/wait on both ranks, all enqueued
+//   st         ST epoch round trip: post/start/put (--put-bytes, 8 B)/complete/wait on both ranks, all enqueued
 //   host       host-driven active RMA round trip on the same window (MPI_Win_post/start/...)
 //   enqueue    host time per call while enqueueing ST epochs, and stream operations per MPIX call
 //   bandwidth  one-way ST put of >= 64 MiB against a copy-engine copy into the peer's buffer
 //   graph      (--graph) floor, raw epoch and st again, each as a graph of --block iterations
 //              captured once and replayed: launch cost out of the way, what the stream itself costs
 // Usage: mpiexec -n 2 rma_bench [--iters N] [--host-iters N] [--sizes-mib 64,256] [--graph] [--block N]
-//                               [--json FILE]
+//                               [--put-bytes N] [--json FILE]
 #include <mpix/mpix_st.h>
 
 #include <chrono>
@@ -32,6 +32,7 @@ struct Options {
   int reps = 10;
   bool graph = false;
   int block = 100;  // iterations per captured graph
+  int put_bytes = 8;  // the put of each round-trip epoch (at least 8: the data check reads 8 bytes)
   std::string json;
 };
 
@@ -46,6 +47,7 @@ Options parse(int argc, char **argv) {
     else if (a == "--json") o.json = next();
     else if (a == "--graph") o.graph = true;
     else if (a == "--block") o.block = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--put-bytes") o.put_bytes = std::min(1 << 20, std::max(8, std::atoi(next().c_str())));
     else if (a == "--sizes-mib") {
       o.sizes_mib.clear();
       std::string list = next();
@@ -136,8 +138,8 @@ struct EnqueueCost {
   unsigned long long stream_ops = 0;
 };
 
-// Symmetric ST epochs: each rank puts 8 bytes into the peer's slot every iteration.
-double st_round_trip_us(const Pair &p, MPI_Win win, const double *src, int iters, EnqueueCost *cost) {
+// Symmetric ST epochs: each rank puts `n` bytes into the peer's window every iteration.
+double st_round_trip_us(const Pair &p, MPI_Win win, const void *src, int n, int iters, EnqueueCost *cost) {
   MPI_Barrier(MPI_COMM_WORLD);
   const unsigned long long ops0 = MPIX_St_stream_ops_enqueued();
   auto t0 = Clock::now();
@@ -147,7 +149,7 @@ double st_round_trip_us(const Pair &p, MPI_Win win, const double *src, int iters
     auto b = Clock::now();
     MPI_Win_start(p.peer_group, MPIX_MODE_STREAM, win);
     auto c = Clock::now();
-    MPI_Put(src, 1, MPI_DOUBLE, p.peer, 0, 1, MPI_DOUBLE, win);
+    MPI_Put(src, n, MPI_BYTE, p.peer, 0, n, MPI_BYTE, win);
     auto d = Clock::now();
     MPIX_Win_complete_stream(win, p.stream);
     auto e = Clock::now();
@@ -171,13 +173,13 @@ double st_round_trip_us(const Pair &p, MPI_Win win, const double *src, int iters
   return t / iters * 1e6;
 }
 
-double host_round_trip_us(const Pair &p, MPI_Win win, const double *src, int iters) {
+double host_round_trip_us(const Pair &p, MPI_Win win, const void *src, int n, int iters) {
   MPI_Barrier(MPI_COMM_WORLD);
   auto t0 = Clock::now();
   for (int i = 0; i < iters; ++i) {
     MPI_Win_post(p.peer_group, 0, win);
     MPI_Win_start(p.peer_group, 0, win);
-    MPI_Put(src, 1, MPI_DOUBLE, p.peer, 0, 1, MPI_DOUBLE, win);
+    MPI_Put(src, n, MPI_BYTE, p.peer, 0, n, MPI_BYTE, win);
     MPI_Win_complete(win);
     MPI_Win_wait(win);
   }
@@ -252,14 +254,14 @@ GraphTiming raw_epoch_graph(const Pair &p, raw::Link &link, int block, int repla
 
 // with_put false: the same epochs without data, which separates the protocol from the put and
 // its system-scope fence.
-GraphTiming st_graph(const Pair &p, MPI_Win win, const double *src, int block, int replays, bool with_put) {
+GraphTiming st_graph(const Pair &p, MPI_Win win, const void *src, int n, int block, int replays, bool with_put) {
   return replay(
       p, block, replays,
       [&] {
         for (int i = 0; i < block; ++i) {
           MPIX_Win_post_stream(p.peer_group, win, p.stream);
           MPI_Win_start(p.peer_group, MPIX_MODE_STREAM, win);
-          if (with_put) MPI_Put(src, 1, MPI_DOUBLE, p.peer, 0, 1, MPI_DOUBLE, win);
+          if (with_put) MPI_Put(src, n, MPI_BYTE, p.peer, 0, n, MPI_BYTE, win);
           MPIX_Win_complete_stream(win, p.stream);
           MPIX_Win_wait_stream(win, p.stream);
         }
@@ -321,7 +323,7 @@ int main(int argc, char **argv) {
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   MPI_Group_incl(world, 1, &p.peer, &p.peer_group);
 
-  size_t max_bytes = 64;
+  size_t max_bytes = std::max<size_t>(64, static_cast<size_t>(o.put_bytes));
   for (size_t m : o.sizes_mib) max_bytes = std::max(max_bytes, m << 20);
   void *src = xdev::alloc(max_bytes);
   void *dst = xdev::alloc(max_bytes);
@@ -341,23 +343,24 @@ int main(int argc, char **argv) {
     memop_us = memop_round_trip_us(p, link, o.iters, 100, &memop_enqueue_us);
   raw_epoch_round_trip_us(p, link, 100, 0);
   double raw_epoch_us = raw_epoch_round_trip_us(p, link, o.iters, 100);
-  st_round_trip_us(p, win, static_cast<double *>(src), 100, nullptr);
+  const int n = o.put_bytes;
+  st_round_trip_us(p, win, src, n, 100, nullptr);
   EnqueueCost cost;
-  double st_us = st_round_trip_us(p, win, static_cast<double *>(src), o.iters, &cost);
-  host_round_trip_us(p, win, static_cast<double *>(src), 20);
-  double host_us = host_round_trip_us(p, win, static_cast<double *>(src), o.host_iters);
+  double st_us = st_round_trip_us(p, win, src, n, o.iters, &cost);
+  host_round_trip_us(p, win, src, n, 20);
+  double host_us = host_round_trip_us(p, win, src, n, o.host_iters);
   GraphTiming g_floor, g_raw, g_st, g_st_empty;
   if (o.graph) {
     const int replays = std::max(1, o.iters / o.block);
     // The last put of the graph phase carries another pattern, checked below like the eager one.
-    xdev::fill(src, p.rank + 101, 8);
+    xdev::fill(src, p.rank + 101, static_cast<size_t>(n));
     g_floor = floor_graph(p, link, o.block, replays);
     g_raw = raw_epoch_graph(p, link, o.block, replays);
-    g_st_empty = st_graph(p, win, static_cast<double *>(src), o.block, replays, false);
-    g_st = st_graph(p, win, static_cast<double *>(src), o.block, replays, true);
+    g_st_empty = st_graph(p, win, src, n, o.block, replays, false);
+    g_st = st_graph(p, win, src, n, o.block, replays, true);
   }
 
-  // The last 8-byte put each rank received must be its peer's pattern.
+  // The first 8 bytes of the last put each rank received must be its peer's pattern.
   unsigned char got[8];
   xdev::copy_to_host(got, dst, 8);
   int bad = 0;
@@ -384,9 +387,13 @@ int main(int argc, char **argv) {
 
   if (p.rank == 0) {
     const double per_call = (cost.post + cost.complete + cost.wait) / 3;
-    std::printf("rma_bench backend=%s ranks=2 iters=%d host_iters=%d reps=%d graph=%s block=%d data_check=%s\n",
-                MPIX_St_backend_name(), o.iters, o.host_iters, o.reps, o.graph ? "yes" : "no", o.block,
-                any_bad ? "FAILED" : "passed");
+    std::printf(
+        "rma_bench backend=%s ranks=2 iters=%d host_iters=%d reps=%d graph=%s block=%d put_bytes=%d data_check=%s\n",
+        MPIX_St_backend_name(), o.iters, o.host_iters, o.reps, o.graph ? "yes" : "no", o.block, n,
+        any_bad ? "FAILED" : "passed");
+    char st_label[64], graph_label[64];
+    std::snprintf(st_label, sizeof st_label, "st: epoch round trip (%d B put)", n);
+    std::snprintf(graph_label, sizeof graph_label, "graph st: epoch round trip (%d B put)", n);
     std::printf("%-44s %10s\n", "measure", "value");
     std::printf("%-44s %10.2f us\n", "floor: raw stream-signal round trip", floor_us);
     std::printf("%-44s %10.2f us\n", "raw epoch: 3 raw kernels per iteration", raw_epoch_us);
@@ -395,7 +402,7 @@ int main(int argc, char **argv) {
       std::printf("%-44s %10.2f us\n", "floor with stream memops (wait+write)", memop_us);
       std::printf("%-44s %10.2f us\n", "host time of one stream memop", memop_enqueue_us);
     }
-    std::printf("%-44s %10.2f us\n", "st: epoch round trip (8 B put)", st_us);
+    std::printf("%-44s %10.2f us\n", st_label, st_us);
     std::printf("%-44s %10.2f us\n", "host: host-driven active RMA round trip", host_us);
     std::printf("%-44s %10.2f   (target <= 2)\n", "ratio st / floor", st_us / floor_us);
     std::printf("%-44s %10.2f   (target <= 0.5)\n", "ratio st / host", st_us / host_us);
@@ -411,7 +418,7 @@ int main(int argc, char **argv) {
       std::printf("graphs: %d iterations per graph, replayed %d times\n", o.block, std::max(1, o.iters / o.block));
       std::printf("%-44s %10.2f us\n", "graph floor: raw stream-signal round trip", g_floor.round_trip_us);
       std::printf("%-44s %10.2f us\n", "graph raw epoch: 3 raw kernels", g_raw.round_trip_us);
-      std::printf("%-44s %10.2f us\n", "graph st: epoch round trip (8 B put)", g_st.round_trip_us);
+      std::printf("%-44s %10.2f us\n", graph_label, g_st.round_trip_us);
       std::printf("%-44s %10.2f us\n", "graph st: epoch round trip without data", g_st_empty.round_trip_us);
       std::printf("%-44s %10.2f us per graph of %d epochs\n", "graph st: host time of one replay",
                   g_st.host_us_per_launch, o.block);
@@ -434,8 +441,8 @@ int main(int argc, char **argv) {
         std::fprintf(f, "{\n  \"benchmark\": \"rma_bench\",\n  \"backend\": \"%s\",\n", MPIX_St_backend_name());
         std::fprintf(f,
                      "  \"config\": {\"ranks\": 2, \"iters\": %d, \"host_iters\": %d, \"reps\": %d, \"graph\": %s, "
-                     "\"block\": %d},\n",
-                     o.iters, o.host_iters, o.reps, o.graph ? "true" : "false", o.block);
+                     "\"block\": %d, \"put_bytes\": %d},\n",
+                     o.iters, o.host_iters, o.reps, o.graph ? "true" : "false", o.block, n);
         std::fprintf(f, "  \"data_check\": \"%s\",\n", any_bad ? "failed" : "passed");
         std::fprintf(f, "  \"floor_round_trip_us\": %.3f,\n  \"st_round_trip_us\": %.3f,\n", floor_us, st_us);
         std::fprintf(f, "  \"host_round_trip_us\": %.3f,\n", host_us);
