@@ -211,7 +211,8 @@ void use_line_puts(Window &w, gpu::WorkList &list, std::vector<uint8_t> *lined) 
   AccessEpoch &a = w.access;
   lined->assign(w.size, 0);
   if (a.line_put.empty()) return;
-  std::vector<int> target_of(a.ops.size(), -1);
+  thread_local std::vector<int> target_of;  // enqueue is the hot path: no allocation once warm
+  target_of.assign(a.ops.size(), -1);
   bool any = false;
   for (int t : a.targets)
     if (a.line_put[t] >= 0 && !a.via_fabric[t] && lines_reach(w, t)) {
@@ -329,7 +330,7 @@ Result complete(Window &w, void *stream, bool stream_mode) {
         return refuse_capture("MPIX_Win_complete_stream", w, a.remote_ops.front().target,
                               "is the target of an operation that goes through the network");
     }
-    std::vector<uint8_t> lined;
+    thread_local std::vector<uint8_t> lined;
     use_line_puts(w, list, &lined);
     std::vector<int> remote_targets;
     for (int t : a.targets) {
