@@ -16,14 +16,6 @@
 namespace {
 using mpix::work::Item;
 
-// The header of epoch `tag`'s line put in `area` (line 0: offset | bytes << kLineOffsetBits), or 0
-// while it has not landed (a line put has at least one byte, so a header is never 0).
-__device__ uint64_t line_header(uint64_t area, uint32_t tag) {
-  uint64_t w0, w1;
-  mpix_load_line(reinterpret_cast<const uint64_t *>(area), &w0, &w1);
-  return mpix::coll::line_has(w0, w1, tag) ? mpix::coll::line_payload(w0, w1) : 0;
-}
-
 // Writes a line put (kPutLines: area, source, bytes; its kLineTag: the window offset and the
 // epoch) with the grid's threads: line 0 the header, line u + 1 data unit u.
 __device__ void put_lines(uint64_t area, uint64_t src_addr, uint64_t bytes, uint64_t offset, uint64_t epoch,
@@ -82,8 +74,14 @@ __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t
     const uint32_t tag = lines ? mpix::coll::line_tag(want) : 0;
     uint64_t start = p.h.watchdog_ns ? mpix_clock_ns() : 0;
     uint64_t seen;
-    while ((seen = mpix_load_acquire_sys(flag)) < want) {
-      if (lines && (line_headers[i - first] = line_header(p.items[i + 1].a, tag)) != 0) {
+    for (;;) {
+      // The header's load goes first, so it is in flight with the flag's: polling both costs about
+      // what polling the flag alone does.
+      uint64_t w0 = 0, w1 = 0;
+      if (lines) mpix_load_line(reinterpret_cast<const uint64_t *>(p.items[i + 1].a), &w0, &w1);
+      if ((seen = mpix_load_acquire_sys(flag)) >= want) break;
+      if (lines && mpix::coll::line_has(w0, w1, tag)) {
+        line_headers[i - first] = mpix::coll::line_payload(w0, w1);  // never 0: a line put has a byte
         line_wants[i - first] = want;
         break;
       }

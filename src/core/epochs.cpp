@@ -197,12 +197,19 @@ Result refuse_capture(const char *call, const Window &w, int peer, const char *w
                   "enqueue this epoch outside the capture");
 }
 
-// Whether a complete to `peer` may travel as lines and a wait for it may take them (work_items.h,
-// line puts): a node-local peer whose flag area this process stores to directly, in a window with
-// line areas and no inter-node part.
-bool lines_reach(const Window &w, int peer) {
-  const Peer &p = w.peers[peer];
-  return Window::has_line_areas(w.size) && !w.remote && p.node_local && p.flags.base && !p.flags.cma_pid;
+// Line puts (work_items.h) in a window with line areas and no inter-node part, between node-local
+// peers whose MPIX_ST_LINE_PUT_BYTES is not 0 (exchanged at window creation, so ranks that
+// disagree never wait for lines that do not come).
+bool lines_in(const Window &w) { return Window::has_line_areas(w.size) && !w.remote; }
+// Whether this rank's complete to `target` may travel as lines: the target takes them, and this
+// process stores to its flag area directly.
+bool lines_reach(const Window &w, int target) {
+  const Peer &p = w.peers[target];
+  return lines_in(w) && p.node_local && p.takes_lines && p.flags.base && !p.flags.cma_pid;
+}
+// Whether this rank's wait for `origin` takes lines (the origin decides at each epoch).
+bool lines_from(const Window &w, int origin) {
+  return lines_in(w) && w.peers[w.rank].takes_lines && w.peers[origin].node_local;
 }
 
 // The complete's puts that travel as lines: each becomes a kPutLines item and its tag, and its
@@ -379,7 +386,7 @@ Result wait(Window &w, void *stream, bool stream_mode) {
     for (int o : e.origins) {
       uint64_t *expected = w.cursor(Window::kCompletesExpected, o);
       const work::Item wait = wait_next(w.complete_flag_from(o), expected, o, work::kWaitComplete);
-      if (lines_reach(w, o)) {  // the origin may put lines instead of storing the flag
+      if (lines_from(w, o)) {  // the origin may put lines instead of storing the flag
         work::Item two[2];
         wait_lines_items(wait, w.line_area(w.flags, o), w.base, w.bytes, two);
         list.waits.insert(list.waits.end(), two, two + 2);

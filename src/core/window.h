@@ -27,6 +27,7 @@ struct Peer {
   gpu::MappedRegion data;   // the peer's window memory (self: our own base)
   gpu::MappedRegion flags;  // the peer's flag area (self: our own flags)
   bool accumulate_lock = false;  // its memory is reached by copying: accumulates take its lock
+  bool takes_lines = false;      // its stream waits take line puts (work_items.h; its MPIX_ST_LINE_PUT_BYTES > 0)
 };
 
 // An operation on a peer reached through the fabric: triggered operations, posted when the epoch

@@ -32,7 +32,7 @@ struct PeerRecord {
   int32_t pid;
   topo::Locality where;
   int32_t world_rank;
-  int32_t pad;
+  int32_t takes_lines;  // its stream waits take line puts (MPIX_ST_LINE_PUT_BYTES > 0 there)
   remote::Exchange fabric;  // registrations for peers on other nodes (empty without a transport)
   char device[32];          // gpu::Backend::device_id: ranks on one device shrink their grids
 };
@@ -71,6 +71,7 @@ Result map_peers(Window &w) {
   mine.where = topo::locate(w.comm, config().vnode_size);
   std::snprintf(mine.device, sizeof mine.device, "%s", be.device_id().c_str());
   PMPI_Comm_rank(MPI_COMM_WORLD, &mine.world_rank);
+  mine.takes_lines = config().line_put_bytes > 0;
   Result r;
   if (w.bytes > 0 && be.export_region(w.base, w.bytes, &mine.data)) r = backend_failure("window memory export");
   if (!r && be.export_region(w.flags, Window::flag_slots(w.size) * sizeof(uint64_t), &mine.flags))
@@ -90,6 +91,7 @@ Result map_peers(Window &w) {
     peer.bytes = all[p].bytes;
     peer.node_local = all[p].where.same_node_as(mine.where);
     peer.accumulate_lock = all[p].data.flags & gpu::kRegionReachedByCopy;
+    peer.takes_lines = all[p].takes_lines != 0;
     if (p == w.rank) {
       peer.data.base = static_cast<char *>(w.base);
       peer.flags.base = reinterpret_cast<char *>(w.flags);
