@@ -8,7 +8,7 @@
 #include <cstdio>
 
 #include "work_items.h"
-#include "coll_lines.h"
+#include "line_puts.h"
 #include "device_atomics.h"
 #include "device_copy.h"
 #include "epoch_launch.h"
@@ -25,9 +25,7 @@ __device__ void put_lines(uint64_t area, uint64_t src_addr, uint64_t bytes, uint
   const char *src = reinterpret_cast<const char *>(src_addr);
   const uint64_t units = mpix::coll::unit_count(bytes);
   for (uint64_t u = tid; u <= units; u += nthreads) {
-    const uint64_t v = u == 0 ? offset | (bytes << mpix::work::kLineOffsetBits)
-                              : mpix::coll::load_unit(src + (u - 1) * mpix::coll::kLinePayload,
-                                                      mpix::coll::unit_bytes(bytes, u - 1));
+    const uint64_t v = mpix::work::line_put_payload(src, offset, bytes, u);
     mpix_store_line(lines + 2 * u, mpix::coll::line_word(v, tag), mpix::coll::line_word(v >> 32, tag));
   }
 }
@@ -98,12 +96,10 @@ __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t
     const uint64_t header = line_headers[i - first];
     if (!header) continue;
     const Item &area = p.items[i + 1];
-    const uint64_t offset = header & ((1ull << mpix::work::kLineOffsetBits) - 1);
-    const uint64_t bytes = header >> mpix::work::kLineOffsetBits;
-    // A header naming bytes outside the window passes with nothing copied: never trust a peer.
-    if (bytes > mpix::work::kLinePutMaxBytes || offset > area.bytes || bytes > area.bytes - offset) continue;
+    if (!mpix::work::line_put_fits(header, area.bytes)) continue;
+    const uint64_t bytes = mpix::work::line_put_bytes(header);
     const auto *lines = reinterpret_cast<const uint64_t *>(area.a);
-    char *dst = reinterpret_cast<char *>(area.b) + offset;
+    char *dst = reinterpret_cast<char *>(area.b) + mpix::work::line_put_offset(header);
     const uint64_t want = line_wants[i - first];
     const uint32_t tag = mpix::coll::line_tag(want);
     const uint64_t start = p.h.watchdog_ns ? mpix_clock_ns() : 0;

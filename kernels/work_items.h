@@ -55,8 +55,8 @@ inline constexpr bool is_companion(uint8_t kind) {
 // their own signal: the origin stores no complete flag for that target and needs no system fence
 // before it. The target's wait for that origin passes on the complete flag (an epoch that put
 // directly) or on a header line tagged with the epoch it waits for (then it copies the lines'
-// data into its window itself). Line 0 carries the window offset (low 48 bits) and the length
-// (high 16); data lines follow. One area per origin suffices: the origin writes epoch e + 1 only
+// data into its window itself). Line 0 carries the window offset and the length, data lines
+// follow (line_puts.h). One area per origin suffices: the origin writes epoch e + 1 only
 // after the target's post e + 1, which follows its wait e on its stream.
 constexpr uint64_t kLinePutMaxBytes = 256;
 constexpr uint64_t kLineAreaBytes = (1 + kLinePutMaxBytes / 8) * 16 + 48;  // 576: whole 64-byte lines
@@ -140,8 +140,8 @@ enum LaunchBits : uint16_t {
   kSkipIfWatchdogFired = 2,  // the rest of a list whose first launch may have timed out
   kCheckAlive = 4,           // captured launch: do nothing if its window was freed (alive_addr)
   // No launch of the list moves data (a post; a complete that put and got nothing, or put lines
-  // only, which order themselves): its signals are relaxed stores, and no fence precedes them. What precedes them on the stream ended at a kernel boundary, and the
-  // memory peers then reach is coherent where those kernels' stores landed (this device's L2,
+  // only, which order themselves): its signals are relaxed stores, and no fence precedes them.
+  // What precedes them on the stream ended at a kernel boundary, and the memory peers then reach is coherent where those kernels' stores landed (this device's L2,
   // or the network's target), so a release would order nothing and cost a system fence.
   kNoData = 8,
 };

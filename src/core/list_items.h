@@ -65,8 +65,8 @@ inline void line_put_items(const work::Item &put, uint64_t *area, uint64_t offse
   out[1].a = offset;
 }
 
-// The kWaitLines form of a complete wait (wait_next): it also passes on `origin`'s lines in `area`,
-// whose data goes to the window [base, base + bytes).
+// The kWaitLines form of a complete wait (wait_next): it also passes on the origin's lines in
+// `area`, whose data goes to the window [base, base + bytes).
 inline void wait_lines_items(const work::Item &wait, const uint64_t *area, const void *base, uint64_t bytes,
                              work::Item out[2]) {
   out[0] = wait;

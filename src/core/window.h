@@ -218,10 +218,11 @@ class Window {
   // kLineAreaMaxRanks ranks (576 bytes each; larger windows put every byte directly).
   static constexpr int kLineAreaMaxRanks = 256;
   static bool has_line_areas(int size) { return size <= kLineAreaMaxRanks; }
-  static size_t line_area_base(int size) { return (cursor_base(size) + 4 * static_cast<size_t>(size) + 7) / 8 * 8; }
+  static size_t cursor_end(int size) { return cursor_base(size) + 4 * static_cast<size_t>(size); }
+  static size_t line_area_base(int size) { return (cursor_end(size) + 7) / 8 * 8; }
   static size_t flag_slots(int size) {
     return has_line_areas(size) ? line_area_base(size) + static_cast<size_t>(size) * (work::kLineAreaBytes / 8)
-                                : cursor_base(size) + 4 * static_cast<size_t>(size);
+                                : cursor_end(size);
   }
   // The area origin `origin` writes in `flags_of_rank` (a flag area's base: ours, or a peer's mapping).
   uint64_t *line_area(const void *flags_of_rank, int origin) const {

@@ -1,6 +1,6 @@
 #include "host_exec.h"
 
-#include "../../../kernels/coll_lines.h"
+#include "../../../kernels/line_puts.h"
 
 #include <sched.h>
 #include <sys/uio.h>
@@ -26,16 +26,16 @@ uint64_t load_relaxed(const uint64_t *word) {
   return std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(word)).load(std::memory_order_relaxed);
 }
 
-// The host side of the kernel's take_lines (epoch_kernel.cu): the lines of epoch `tag` in the
-// area of kLineArea item `area`, copied into the window; false while any has not landed.
+// The lines of epoch `tag` in the area of kLineArea item `area` (line_puts.h), copied into the
+// window, as the kernel's wait_flags does with a block's threads; false while any has not landed.
 bool take_lines(const Item &area, uint32_t tag) {
   const auto *lines = reinterpret_cast<const uint64_t *>(area.a);
   uint64_t w0 = load_relaxed(lines), w1 = load_relaxed(lines + 1);
   if (!coll::line_has(w0, w1, tag)) return false;
   const uint64_t header = coll::line_payload(w0, w1);
-  const uint64_t offset = header & ((1ull << work::kLineOffsetBits) - 1), bytes = header >> work::kLineOffsetBits;
-  if (bytes > work::kLinePutMaxBytes || offset > area.bytes || bytes > area.bytes - offset) return true;
-  char *dst = reinterpret_cast<char *>(area.b) + offset;
+  if (!work::line_put_fits(header, area.bytes)) return true;
+  const uint64_t bytes = work::line_put_bytes(header);
+  char *dst = reinterpret_cast<char *>(area.b) + work::line_put_offset(header);
   for (uint64_t u = 0; u < coll::unit_count(bytes); ++u) {
     w0 = load_relaxed(lines + 2 * (u + 1));
     w1 = load_relaxed(lines + 2 * (u + 1) + 1);
@@ -51,8 +51,7 @@ void put_lines(const Item &put, const Item &tag_item) {
   const char *src = reinterpret_cast<const char *>(put.b);
   const uint64_t units = coll::unit_count(put.bytes);
   for (uint64_t u = 0; u <= units; ++u) {
-    const uint64_t v = u == 0 ? tag_item.a | (put.bytes << work::kLineOffsetBits)
-                              : coll::load_unit(src + (u - 1) * coll::kLinePayload, coll::unit_bytes(put.bytes, u - 1));
+    const uint64_t v = work::line_put_payload(src, tag_item.a, put.bytes, u);
     std::atomic_ref<uint64_t>(lines[2 * u]).store(coll::line_word(v, tag), std::memory_order_relaxed);
     std::atomic_ref<uint64_t>(lines[2 * u + 1]).store(coll::line_word(v >> 32, tag), std::memory_order_relaxed);
   }
