@@ -18,6 +18,9 @@ __device__ inline void mpix_store_relaxed_sys(uint64_t *p, uint64_t v) {
 }
 __device__ inline void mpix_fence_sys() { __threadfence_system(); }
 __device__ inline void mpix_fence_gpu() { __threadfence(); }
+__device__ inline uint32_t mpix_ticket_add(uint32_t *p, uint32_t v) {
+  return __hip_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_AGENT);
+}
 // A line of the collectives' kLL protocol (coll_lines.h): two words, each one 64-bit access.
 __device__ inline void mpix_store_line(uint64_t *p, uint64_t w0, uint64_t w1) {
   __hip_atomic_store(p, w0, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
@@ -64,6 +67,15 @@ __device__ inline void mpix_fence_sys() {
 }
 // Orders a block's accesses before and after it for the device's other blocks only.
 __device__ inline void mpix_fence_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+// The count that tells a grid's last block that the others are done: a release at gpu scope
+// (each block's stores, ordered before it by the block's barrier) and an acquire (the last block
+// sees every block's stores before its own later ones). A system-scope release by the last block
+// is then cumulative over all of them, so the blocks need no system fence of their own.
+__device__ inline uint32_t mpix_ticket_add(uint32_t *p, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
 // A line of the collectives' kLL protocol (coll_lines.h): one 16-byte access of two 64-bit words,
 // each single-copy atomic; volatile is relaxed at system scope.
 __device__ inline void mpix_store_line(uint64_t *p, uint64_t w0, uint64_t w1) {

@@ -314,27 +314,28 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   const int end_signals = end_ops + p.h.nsignal, end_trail = end_signals + p.h.ntrail;
   if (end_trail + p.h.ncount == end_ops) return;
 
-  // The block's data stores before any signal. A single block's signals are release stores after
-  // the barrier, and a release at system scope is cumulative: it orders every store the barrier
-  // ordered before it, so a separate fence would only add a second system fence (1.5 us per
-  // epoch on H100, measured). Several blocks tell the last one through the ticket, so each block
-  // fences its data before it counts. Without signals the fence orders the data before the counts.
+  // The data stores before any signal, with one system fence on the way: the signals are release
+  // stores at system scope, which are cumulative over every store the thread has seen. A single
+  // block's stores reach its signalling threads through the barrier; several blocks tell the last
+  // one through the ticket, whose acquire-release at gpu scope carries each block's stores (seen
+  // through its barrier) to the last block. A system fence per block on top of that cost two more
+  // fences on the last block's path (about 1.5 us each on H100). Without signals an explicit fence
+  // orders the data before the counts.
   __syncthreads();
   const bool relaxed = p.h.bits & mpix::work::kNoData;  // nothing to order (work_items.h): no fence
-  if (p.h.ncopy && !relaxed && threadIdx.x == 0 && (gridDim.x > 1 || p.h.nsignal == 0)) mpix_fence_sys();
   if (gridDim.x > 1) {
     __shared__ int last;
     // The last block resets the ticket for the next launch that uses it (a replay of the same
     // captured launch, or a later eager one).
     if (threadIdx.x == 0) {
       unsigned int *ticket_word = reinterpret_cast<unsigned int *>(p.h.ticket_addr);
-      last = (atomicAdd(ticket_word, 1u) + 1 == p.h.ticket_expect);
+      last = (mpix_ticket_add(ticket_word, 1u) + 1 == p.h.ticket_expect);
       if (last) atomicExch(ticket_word, 0u);
     }
     __syncthreads();
     if (!last) return;
-    if (threadIdx.x == 0 && !relaxed) mpix_fence_sys();  // the other blocks' data, seen through the ticket
   }
+  if (p.h.ncopy && !relaxed && threadIdx.x == 0 && p.h.nsignal == 0) mpix_fence_sys();
   __syncthreads();
   for (int i = end_ops + threadIdx.x; waited && i < end_signals; i += blockDim.x) {
     auto *flag = reinterpret_cast<uint64_t *>(p.items[i].a);
