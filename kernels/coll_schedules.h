@@ -284,9 +284,15 @@ class Schedule {
   MPIX_HOST_DEVICE void tell_arrived(int step, int peer, uint64_t r) {
     x_.signal(flags(peer) + FlagLayout::arrive(step, me_, n_), r);
   }
-  // After its last read of its own scratch half: every peer may write round r + 2 into it.
+  // After its last read of its own scratch half: every peer may write round r + 2 into it. Every
+  // store of the round into a peer's scratch was fenced before the arrival that announced it, and
+  // every read of this rank's scratch was used (its value stored or reduced) before the block
+  // barrier, so, as in the kLL rounds, the freed signals need no fence (a system fence here cost
+  // every call of the `simple` protocol one on its last round's path). Local steps keep the fence:
+  // what reads their results next is not a peer waiting on a flag.
   MPIX_HOST_DEVICE void end_round(uint64_t r) {
-    x_.barrier();
+    if (a_.kind == kLocalReduce || a_.kind == kLocalCopy) x_.barrier();
+    else x_.settle();
     signal_freed(r);
   }
   MPIX_HOST_DEVICE void signal_freed(uint64_t r) {
