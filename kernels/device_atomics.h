@@ -18,8 +18,12 @@ __device__ inline void mpix_store_relaxed_sys(uint64_t *p, uint64_t v) {
 }
 __device__ inline void mpix_fence_sys() { __threadfence_system(); }
 __device__ inline void mpix_fence_gpu() { __threadfence(); }
+// The count that tells a grid's last block that the others are done (see the CUDA version). At
+// system scope here: each block's release then covers its stores to peers' memory by itself, as
+// the AMD path has never run, and whether an agent-scope release carries stores over XGMI to
+// another agent's acquire through a third thread has not been checked on that hardware.
 __device__ inline uint32_t mpix_ticket_add(uint32_t *p, uint32_t v) {
-  return __hip_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_AGENT);
+  return __hip_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_SYSTEM);
 }
 // A line of the collectives' kLL protocol (coll_lines.h): two words, each one 64-bit access.
 __device__ inline void mpix_store_line(uint64_t *p, uint64_t w0, uint64_t w1) {
