@@ -141,8 +141,9 @@ enum LaunchBits : uint16_t {
   kCheckAlive = 4,           // captured launch: do nothing if its window was freed (alive_addr)
   // No launch of the list moves data (a post; a complete that put and got nothing, or put lines
   // only, which order themselves): its signals are relaxed stores, and no fence precedes them.
-  // What precedes them on the stream ended at a kernel boundary, and the memory peers then reach is coherent where those kernels' stores landed (this device's L2,
-  // or the network's target), so a release would order nothing and cost a system fence.
+  // What precedes them on the stream ended at a kernel boundary, and the memory peers then reach
+  // is coherent where those kernels' stores landed (this device's L2, or the network's target),
+  // so a release would order nothing and cost a system fence.
   kNoData = 8,
 };
 
