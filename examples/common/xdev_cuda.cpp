@@ -39,6 +39,10 @@ void *alloc(size_t bytes) {
 void free(void *ptr) { cudaFree(ptr); }
 void copy_to_device(void *dst, const void *src, size_t bytes) {
   check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+  // From pageable memory cudaMemcpy may return once the data is staged, before its DMA lands,
+  // and kernels on non-blocking streams do not wait for it (a 1 MiB bcast check on 4 H100s once
+  // read the fill value in its last element after the call, in one run of two).
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 void copy_to_host(void *dst, const void *src, size_t bytes) {
   check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
