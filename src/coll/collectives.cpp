@@ -45,14 +45,15 @@ bool lines_fit(const Call &call, const Context &c) {
 
 // Allreduce above this many bytes on more than two ranks: two-shot (each rank reduces an n-th
 // instead of the whole vector), and the ring from kRingMinBytesMany. On 4 H100s, once pushes went
-// round the peers from me + 1 (no incast), two-shot took 43.2 us at 4 MiB against the ring's 48.4,
-// 69.5 at 8 MiB against 70.3, and the two met at 16 MiB (110 against 107-110); NCCL 43, 64, 104.
+// round the peers from me + 1 (no incast), two-shot took 43.2 us at 4 MiB against the ring's
+// 48.4-48.7, 69.3-69.8 at 8 MiB against 70.0-72.0, and the two met at 16 MiB (110 against
+// 107-110); NCCL 43, 64, 104.
 // On two ranks, one-shot up to kRingMinBytes, then the ring, whose halves overlap the link and the
 // reduction (measured on 2 H200s: equal at 2 MiB, ring 0.71x one-shot's time at 16 MiB, 0.69x at
 // 128 MiB).
 // Allgather on more than two ranks from kRingGatherMinBytes received: the ring (each link carries
-// one stream of blocks). On 4 H100s direct and ring met at 16 MiB received (62-65 us both); from
-// 32 MiB the ring took 0.76-0.84x direct's time (128 MiB: 340-344 us against 409-431, NCCL 356-360).
+// one stream of blocks). On 4 H100s direct and ring met at 16 MiB received (59-65 us both); from
+// 32 MiB the ring took 0.73-0.93x direct's time (128 MiB: 339-347 us against 400-431, NCCL 352-360).
 // Reduce on more than two ranks, wherever kLL does not serve the direct algorithm: the pipelined
 // chain (every link carries the vector once; direct's root takes in n - 1 vectors, two-shot's
 // 2 (n - 1)/n of one). On 4 H200s (one job) the chain took 12.5 us at 64-256 KiB against direct's
@@ -71,7 +72,10 @@ Algo choose(const Call &call, const Context &c, Algo requested) {
   if (requested != kAuto) return requested;
   const uint64_t bytes = call.count * elem_size(call.dtype);
   if (call.kind == kAllreduce && c.size <= 2) return bytes >= kRingMinBytes ? kRing : kOneShot;
-  if (call.kind == kAllreduce) return bytes <= kOneShotMaxBytes ? kOneShot : bytes < kRingMinBytesMany ? kTwoShot : kRing;
+  if (call.kind == kAllreduce) {
+    if (bytes <= kOneShotMaxBytes) return kOneShot;
+    return bytes < kRingMinBytesMany ? kTwoShot : kRing;
+  }
   if (call.kind == kReduce) return c.size > 2 && !lines_fit(call, c) ? kChain : kOneShot;
   if (call.kind == kBcast) return c.size <= 2 || bytes <= kDirectBcastMaxBytes ? kOneShot : kChain;
   if (call.kind == kAllgather && c.size > 2 && bytes * c.size >= kRingGatherMinBytes) return kRing;
