@@ -3,6 +3,8 @@
 //   st         ST epoch round trip: post/start/put (--put-bytes, 8 B)/complete/wait on both ranks, all enqueued
 //   host       host-driven active RMA round trip on the same window (MPI_Win_post/start/...)
 //   enqueue    host time per call while enqueueing ST epochs, and stream operations per MPIX call
+//   idle       host time per call made into an idle stream, beside a raw launch made so (no launch
+//              waits for room in the launch queue: the gap is the library's own host work)
 //   bandwidth  one-way ST put of >= 64 MiB against a copy-engine copy into the peer's buffer
 //   graph      (--graph) floor, raw epoch and st again, each as a graph of --block iterations
 //              captured once and replayed: launch cost out of the way, what the stream itself costs
@@ -171,6 +173,38 @@ double st_round_trip_us(const Pair &p, MPI_Win win, const void *src, int n, int 
   }
   MPI_Barrier(MPI_COMM_WORLD);
   return t / iters * 1e6;
+}
+
+// Each call made after the stream is synchronised, so its launch finds the launch queue empty, and
+// a raw kernel launched the same way. In st_round_trip_us the GPU may run epochs slower than the
+// host enqueues them; once the queue is full every launch waits for the GPU, which the per-call
+// times there include.
+struct IdleCost {
+  double raw_launch = 0;
+  EnqueueCost calls;
+};
+IdleCost idle_call_cost(const Pair &p, raw::Link &link, MPI_Win win, const void *src, int n, int iters) {
+  IdleCost c;
+  auto timed = [&](auto &&call) {
+    xdev::stream_sync(p.stream);
+    auto a = Clock::now();
+    call();
+    return seconds_since(a);
+  };
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int i = 0; i < iters; ++i) {
+    c.raw_launch += timed([&] { raw::enqueue_hop(p.stream, link, 0, 0, 0, 0); });  // no wait, no store
+    c.calls.post += timed([&] { MPIX_Win_post_stream(p.peer_group, win, p.stream); });
+    c.calls.start += timed([&] { MPI_Win_start(p.peer_group, MPIX_MODE_STREAM, win); });
+    c.calls.put += timed([&] { MPI_Put(src, n, MPI_BYTE, p.peer, 0, n, MPI_BYTE, win); });
+    c.calls.complete += timed([&] { MPIX_Win_complete_stream(win, p.stream); });
+    c.calls.wait += timed([&] { MPIX_Win_wait_stream(win, p.stream); });
+  }
+  xdev::stream_sync(p.stream);
+  for (double *x : {&c.raw_launch, &c.calls.post, &c.calls.start, &c.calls.put, &c.calls.complete, &c.calls.wait})
+    *x = *x / iters * 1e6;
+  MPI_Barrier(MPI_COMM_WORLD);
+  return c;
 }
 
 double host_round_trip_us(const Pair &p, MPI_Win win, const void *src, int n, int iters) {
@@ -347,6 +381,8 @@ int main(int argc, char **argv) {
   st_round_trip_us(p, win, src, n, 100, nullptr);
   EnqueueCost cost;
   double st_us = st_round_trip_us(p, win, src, n, o.iters, &cost);
+  idle_call_cost(p, link, win, src, n, 20);
+  const IdleCost idle = idle_call_cost(p, link, win, src, n, o.host_iters);
   host_round_trip_us(p, win, src, n, 20);
   double host_us = host_round_trip_us(p, win, src, n, o.host_iters);
   GraphTiming g_floor, g_raw, g_st, g_st_empty;
@@ -414,6 +450,12 @@ int main(int argc, char **argv) {
     std::printf("%-44s %10.2f us (post %.2f, complete %.2f, wait %.2f; start %.2f, put %.2f)\n",
                 "host time per MPIX_*_stream call", per_call, cost.post, cost.complete, cost.wait, cost.start,
                 cost.put);
+    const double idle_per_call = (idle.calls.post + idle.calls.complete + idle.calls.wait) / 3;
+    std::printf("%-44s %10.2f us (post %.2f, complete %.2f, wait %.2f; start %.2f, put %.2f)\n",
+                "idle stream: host time per MPIX_*_stream call", idle_per_call, idle.calls.post, idle.calls.complete,
+                idle.calls.wait, idle.calls.start, idle.calls.put);
+    std::printf("%-44s %10.2f us\n", "idle stream: host time of one raw launch", idle.raw_launch);
+    std::printf("%-44s %10.2f\n", "ratio idle: per MPIX call / raw launch", idle_per_call / idle.raw_launch);
     if (o.graph) {
       std::printf("graphs: %d iterations per graph, replayed %d times\n", o.block, std::max(1, o.iters / o.block));
       std::printf("%-44s %10.2f us\n", "graph floor: raw stream-signal round trip", g_floor.round_trip_us);
@@ -455,6 +497,11 @@ int main(int argc, char **argv) {
                      "  \"host_us_per_call\": {\"post_stream\": %.3f, \"start\": %.3f, \"put\": %.3f, "
                      "\"complete_stream\": %.3f, \"wait_stream\": %.3f},\n",
                      cost.post, cost.start, cost.put, cost.complete, cost.wait);
+        std::fprintf(f,
+                     "  \"idle_stream\": {\"raw_launch_host_us\": %.3f, \"post_stream\": %.3f, \"start\": %.3f, "
+                     "\"put\": %.3f, \"complete_stream\": %.3f, \"wait_stream\": %.3f},\n",
+                     idle.raw_launch, idle.calls.post, idle.calls.start, idle.calls.put, idle.calls.complete,
+                     idle.calls.wait);
         if (o.graph)
           std::fprintf(f,
                        "  \"graph\": {\"block\": %d, \"replays\": %d, \"floor_round_trip_us\": %.3f, "
