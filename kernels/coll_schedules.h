@@ -614,11 +614,13 @@ class Schedule {
     x_.copy(recv() + right * block + off, scratch(me_, rd.r) + (n_ - 2) * slot, bytes);
   }
 
-  // The round's block for each peer q, once q may take it: push(q, src, bytes); my own block is
-  // copied into place (unless it is there already: in place).
+  // Where the round's block for rank q starts in the send buffer (alltoall: block q; allgather:
+  // the one block every rank gets).
   MPIX_HOST_DEVICE const char *src_block(int q, bool personal, uint64_t off) const {
     return send() + (personal ? q * a_.count * esize_ : 0) + off;
   }
+  // The round's block for each peer q, once q may take it: push(q, src, bytes); my own block is
+  // copied into place (unless it is there already: in place).
   template <class Push>
   MPIX_HOST_DEVICE void for_each_block(const Round &rd, bool personal, Push &&push) {
     const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_;
