@@ -182,9 +182,10 @@ class DeviceCollExecutor {
       }
     }
   }
-  __device__ void reduce_lines(char *dst, const void *const *srcs, int nsrc, int own, uint64_t n, uint64_t round) {
+  __device__ void reduce_lines(char *dst, char *const *outs, int nout, const void *const *srcs, int nsrc, int own,
+                               uint64_t n, uint64_t round) {
     mpix::coll::with_reduce_type(a_.dtype, [&](auto t) {
-      reduce_lines_typed<typename decltype(t)::type>(dst, srcs, nsrc, own, n, round);
+      reduce_lines_typed<typename decltype(t)::type>(dst, outs, nout, srcs, nsrc, own, n, round);
     });
   }
 
@@ -271,9 +272,10 @@ class DeviceCollExecutor {
     return true;
   }
   template <typename T>
-  __device__ void reduce_lines_typed(char *dst, const void *const *srcs, int nsrc, int own, uint64_t n,
-                                     uint64_t round) {
+  __device__ void reduce_lines_typed(char *dst, char *const *outs, int nout, const void *const *srcs, int nsrc,
+                                     int own, uint64_t n, uint64_t round) {
     const uint64_t bytes = n * sizeof(T);
+    const uint32_t tag = mpix::coll::line_tag(round);
     for (uint64_t u = tid_; u < mpix::coll::unit_count(bytes); u += nthreads_) {
       const uint64_t k = mpix::coll::unit_bytes(bytes, u);
       // The own unit's load and a first look at every line are issued before any is used.
@@ -291,7 +293,9 @@ class DeviceCollExecutor {
       };
       uint64_t out;
       if (!mpix::coll::reduce_unit<T>(a_.op, nsrc, fetch, &out)) return;
-      mpix::coll::store_unit(dst + u * mpix::coll::kLinePayload, out, k);
+      if (dst) mpix::coll::store_unit(dst + u * mpix::coll::kLinePayload, out, k);
+      for (int d = 0; d < nout; ++d)
+        mpix_store_line(line(outs[d], u), mpix::coll::line_word(out, tag), mpix::coll::line_word(out >> 32, tag));
     }
   }
   __device__ bool abandoned() const {

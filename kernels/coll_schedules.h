@@ -17,8 +17,9 @@
 //   x.put_lines(lines, src, bytes, r)      src's bytes as lines tagged for round r
 //   x.get_lines(dsts, lines, peers, k, bytes, r)  for pieces j < k: waits for each line of round r
 //                             from peers[j] at lines[j], stores its payload at dsts[j]
-//   x.reduce_lines(dst, srcs, ns, own, n, r) dst[i] = op over sources in order: srcs[own] is memory,
-//                             srcs[s] (s != own) lines of round r from rank s
+//   x.reduce_lines(dst, outs, no, srcs, ns, own, n, r)  dst[i] (dst may be null) and lines of
+//                             round r at outs[0..no) = op over sources in order: srcs[own] is
+//                             memory, srcs[s] (s != own) lines of round r from rank s
 //   x.settle()                the channel's steps before it are done (no fence)
 // Sources are reduced in rank order on every rank, so every rank computes bit-identical results.
 #pragma once
@@ -85,10 +86,14 @@ MPIX_HOST_DEVICE inline uint64_t channel_half_bytes(uint64_t half_bytes, uint32_
 // Allgather and alltoall use at most this much of each half, however large the scratch: on
 // 4 H200s their 128 MiB calls lost 3-6% of bus bandwidth with 32 MiB halves and 15-18% with
 // 64 MiB (bigger rounds, fewer of them to overlap), where the ring allreduce gained 38% with 32.
+// Alltoall takes half of that again: on 4 H100s (one job, halves set by MPIX_ST_COLL_SCRATCH_KIB)
+// its 128 MiB calls took 370 us with 8 MiB, 401-446 with 16 and 519 with 4 (NCCL 345-358), 64 MiB
+// ones 208 against 218-230; the ring allgather took 405-410 us with 8 MiB against 338-346 with 16.
 constexpr uint64_t kGatherHalfMaxBytes = uint64_t(16) << 20;
+constexpr uint64_t kAlltoallHalfMaxBytes = uint64_t(8) << 20;
 MPIX_HOST_DEVICE inline uint64_t used_half_bytes(uint8_t kind, uint64_t half_bytes) {
-  const bool gather = kind == kAllgather || kind == kAlltoall;
-  return gather && half_bytes > kGatherHalfMaxBytes ? kGatherHalfMaxBytes : half_bytes;
+  const uint64_t most = kind == kAlltoall ? kAlltoallHalfMaxBytes : kind == kAllgather ? kGatherHalfMaxBytes : half_bytes;
+  return half_bytes > most ? most : half_bytes;
 }
 // A channel's share of the part of a half the call uses: the host sizes rounds by it, the
 // schedule addresses its region with it, so both come from here.
@@ -163,12 +168,18 @@ MPIX_HOST_DEVICE inline bool reduce_unit(uint8_t op, int nsrc, Fetch &&fetch, ui
   return true;
 }
 
-// kLL: bytes of lines each source gets in a channel's line area, and elements a round moves then.
-MPIX_HOST_DEVICE inline uint64_t line_slot_bytes(int n, uint64_t line_region_bytes) {
-  return line_region_bytes / static_cast<uint64_t>(n) / kSlotAlign * kSlotAlign;
+// kLL: slots of a channel's line area (one per source; two-shot adds one per result part), the
+// bytes of lines each gets, and elements a round moves then (two-shot: n parts of a slot each).
+MPIX_HOST_DEVICE inline uint64_t line_slot_count(uint8_t kind, uint8_t algo, int n) {
+  return (is_two_shot(kind, algo) ? 2 : 1) * static_cast<uint64_t>(n);
 }
-MPIX_HOST_DEVICE inline uint64_t line_round_capacity(int n, uint64_t line_region_bytes, uint32_t elem) {
-  return line_slot_bytes(n, line_region_bytes) / kLineBytes * kLinePayload / elem;
+MPIX_HOST_DEVICE inline uint64_t line_slot_bytes(uint8_t kind, uint8_t algo, int n, uint64_t line_region_bytes) {
+  return line_region_bytes / line_slot_count(kind, algo, n) / kSlotAlign * kSlotAlign;
+}
+MPIX_HOST_DEVICE inline uint64_t line_round_capacity(uint8_t kind, uint8_t algo, int n, uint64_t line_region_bytes,
+                                                     uint32_t elem) {
+  const uint64_t per_slot = line_slot_bytes(kind, algo, n, line_region_bytes) / kLineBytes * kLinePayload / elem;
+  return is_two_shot(kind, algo) ? per_slot * n : per_slot;
 }
 
 namespace detail {
@@ -188,7 +199,7 @@ class Schedule {
         esize_(elem_size(a.dtype)), channel_(channel),
         channel_half_(call_channel_half_bytes(a)),
         slot_(coll::slot_bytes(a.kind, a.algo, a.size, channel_half_)),
-        line_slot_(a.proto == kLL ? line_slot_bytes(a.size, a.line_region_bytes) : 0),
+        line_slot_(a.proto == kLL ? line_slot_bytes(a.kind, a.algo, a.size, a.line_region_bytes) : 0),
         base_(x.load(flags(a.rank) + FlagLayout::channel_cursor(a.size))) {}
 
   // The channel's rounds, then its count advanced (after the last round's barrier: every thread
@@ -327,21 +338,28 @@ class Schedule {
     x_.reduce(&dst, 1, srcs, n_, rd.elems);
   }
 
+  // Two-shot's cut of a round: part j (of `part` elements, the last ones fewer or none) is
+  // reduced by rank j.
+  struct Parts {
+    uint64_t part, elems;
+    MPIX_HOST_DEVICE uint64_t first(int j) const { return j * part < elems ? j * part : elems; }
+    MPIX_HOST_DEVICE uint64_t count(int j) const { return first(j + 1) - first(j); }
+  };
+  MPIX_HOST_DEVICE Parts parts(const Round &rd) const { return Parts{(rd.elems + n_ - 1) / n_, rd.elems}; }
+
   // Allreduce (or reduce) in two pushes: part j of the round goes to rank j (reduce-scatter into
   // scratch half A), rank j reduces it and pushes the result into half B slot j of every rank
   // (allgather), or of the root only (gather), and those ranks copy the parts out. A reduce's root
   // takes in (n - 1)/n of the vector twice instead of n - 1 whole vectors.
   MPIX_HOST_DEVICE void two_shot(const Round &rd, bool all) {
     const uint64_t slot = slot_bytes();
-    const uint64_t part = (rd.elems + n_ - 1) / n_;
-    auto part_first = [&](int j) { return j * part < rd.elems ? j * part : rd.elems; };
-    auto part_elems = [&](int j) { return part_first(j + 1) - part_first(j); };
+    const Parts p = parts(rd);
     auto gets_result = [&](int q) { return all || q == a_.root; };
     const uint64_t off = rd.first * esize_;
     for (int k = 1; k < n_; ++k) {
       const int q = push_peer(k);
       wait_freed(q, rd.r);
-      x_.copy(scratch(q, rd.r) + me_ * slot, send() + off + part_first(q) * esize_, part_elems(q) * esize_);
+      x_.copy(scratch(q, rd.r) + me_ * slot, send() + off + p.first(q) * esize_, p.count(q) * esize_);
     }
     x_.barrier();
     for (int q = 0; q < n_; ++q)
@@ -349,7 +367,7 @@ class Schedule {
     const void *srcs[kMaxRanks];
     void *dsts[kMaxRanks];
     int nd = 0;
-    const uint64_t mine = off + part_first(me_) * esize_;
+    const uint64_t mine = off + p.first(me_) * esize_;
     for (int q = 0; q < n_; ++q) {
       if (q != me_) wait_arrived(0, q, rd.r);
       srcs[q] = q == me_ ? static_cast<const void *>(send() + mine) : scratch(me_, rd.r) + q * slot;
@@ -358,7 +376,7 @@ class Schedule {
       if (!gets_result(q)) continue;
       dsts[nd++] = q == me_ ? static_cast<void *>(recv() + mine) : scratch(q, rd.r) + (n_ + me_) * slot;
     }
-    x_.reduce(dsts, nd, srcs, n_, part_elems(me_));
+    x_.reduce(dsts, nd, srcs, n_, p.count(me_));
     x_.barrier();
     for (int q = 0; q < n_; ++q)
       if (q != me_ && gets_result(q)) tell_arrived(1, q, rd.r);
@@ -366,8 +384,55 @@ class Schedule {
     for (int q = 0; q < n_; ++q) {
       if (q == me_) continue;
       wait_arrived(1, q, rd.r);
-      x_.copy(recv() + off + part_first(q) * esize_, scratch(me_, rd.r) + (n_ + q) * slot, part_elems(q) * esize_);
+      x_.copy(recv() + off + p.first(q) * esize_, scratch(me_, rd.r) + (n_ + q) * slot, p.count(q) * esize_);
     }
+  }
+
+  // Two-shot in lines (kLL): part q of the round goes as lines into slot `me` of rank q's line
+  // area; each rank reduces its part as the lines land and sends every result unit on as lines
+  // into slot n + me of each rank that receives (all, or the root), which store them as they land.
+  // Two line hops, no fence and no flag, where kSimple takes two fenced flag round trips. In
+  // place, the thread of a unit reads it for the push before it stores that unit's result. Not
+  // inlined: its arrays and registers made run_rounds spill on every path (CUDA, sm_90).
+  MPIX_HOST_DEVICE MPIX_NOINLINE void two_shot_lines(const Round &rd, bool all) {
+    const Parts p = parts(rd);
+    const uint64_t off = rd.first * esize_;
+    auto gets_result = [&](int q) { return all || q == a_.root; };
+    auto part_at = [&](const char *base, int q) { return base + off + p.first(q) * esize_; };
+    for (int q = 0; q < n_; ++q) {  // rank order (reduce_lines says why)
+      if (q == me_) continue;
+      wait_freed(q, rd.r);
+      x_.put_lines(line_slot(q, rd.r, me_), part_at(send(), q), p.count(q) * esize_, rd.r);
+    }
+    {
+      const void *srcs[kMaxRanks];
+      char *outs[kMaxRanks];
+      int no = 0;
+      for (int q = 0; q < n_; ++q) {
+        srcs[q] = q == me_ ? static_cast<const void *>(part_at(send(), me_)) : line_slot(me_, rd.r, q);
+        if (q != me_ && gets_result(q)) outs[no++] = line_slot(q, rd.r, n_ + me_);
+      }
+      char *own = gets_result(me_) ? recv() + off + p.first(me_) * esize_ : nullptr;
+      x_.reduce_lines(own, outs, no, srcs, n_, me_, p.count(me_), rd.r);
+    }
+    if (!gets_result(me_)) return;
+    // The full parts in one get (their loads overlap), a short last one on its own.
+    char *dsts[kMaxRanks];
+    const char *from[kMaxRanks];
+    int peers[kMaxRanks], np = 0;
+    for (int q = 0; q < n_; ++q) {
+      if (q == me_ || p.count(q) == 0) continue;
+      if (p.count(q) < p.part) {
+        char *dst = recv() + off + p.first(q) * esize_;
+        const char *src = line_slot(me_, rd.r, n_ + q);
+        x_.get_lines(&dst, &src, &q, 1, p.count(q) * esize_, rd.r);
+        continue;
+      }
+      dsts[np] = recv() + off + p.first(q) * esize_;
+      from[np] = line_slot(me_, rd.r, n_ + q);
+      peers[np++] = q;
+    }
+    x_.get_lines(dsts, from, peers, np, p.part * esize_, rd.r);
   }
 
   // Pipelined chain to the root, bcast's chain run backwards: virtual rank n - 1 pushes its chunk
@@ -655,7 +720,8 @@ class Schedule {
   MPIX_HOST_DEVICE void run_lines() {
     for (uint64_t i = 0; i < a_.rounds && x_.ok(); ++i) {
       const Round rd = round(i);
-      if (a_.kind == kAllreduce || a_.kind == kReduce) reduce_lines(rd, a_.kind == kAllreduce);
+      if (is_two_shot(a_.kind, a_.algo)) two_shot_lines(rd, a_.kind == kAllreduce);
+      else if (a_.kind == kAllreduce || a_.kind == kReduce) reduce_lines(rd, a_.kind == kAllreduce);
       else if (a_.kind == kBcast) bcast_lines(rd);
       else gather_lines(rd, a_.kind == kAlltoall);
       x_.settle();
@@ -678,7 +744,7 @@ class Schedule {
     const void *srcs[kMaxRanks];
     for (int q = 0; q < n_; ++q)
       srcs[q] = q == me_ ? static_cast<const void *>(send() + off) : line_slot(me_, rd.r, q);
-    x_.reduce_lines(recv() + off, srcs, n_, me_, rd.elems, rd.r);
+    x_.reduce_lines(recv() + off, nullptr, 0, srcs, n_, me_, rd.elems, rd.r);
   }
   MPIX_HOST_DEVICE void bcast_lines(const Round &rd) {
     const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_;

@@ -9,8 +9,10 @@
 // Helpers used by host code and by the kernels alike.
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define MPIX_HOST_DEVICE __host__ __device__
+#define MPIX_NOINLINE __noinline__
 #else
 #define MPIX_HOST_DEVICE
+#define MPIX_NOINLINE
 #endif
 
 namespace mpix::work {

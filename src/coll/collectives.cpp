@@ -43,8 +43,21 @@ bool lines_fit(const Call &call, const Context &c) {
   return bytes_pushed(c, call.count, elem_size(call.dtype)) <= kLLMaxPushedBytes || per_peer <= kLLMaxPeerBytes;
 }
 
-// Allreduce above this many bytes on more than two ranks: two-shot (each rank reduces an n-th
-// instead of the whole vector), and the ring from kRingMinBytesMany. On 4 H100s, once pushes went
+// Does kLL move the call in one round of every line area (each channel's share in one slot)? A
+// second round costs a freed-flag round trip more: on 4 H100s (one job, forced kLL) one-shot
+// allreduces of 64 and 128 KiB took 12.0 and 12.3 us with 64 line areas (one round) against 17.5
+// and 29.0 with 16 (two and four), NCCL 11.2-12.2; a direct reduce 10.0 and 10.5 against 12.6
+// and 19.7.
+bool lines_in_one_round(const Call &call, const Context &c, Algo algo) {
+  return call.count <=
+         line_round_capacity(call.kind, algo, c.size, c.line_region_bytes, elem_size(call.dtype)) * c.line_regions;
+}
+
+// Allreduce on more than two ranks: kLL one-shot, then kLL two-shot, while each moves the call in
+// one round (on 4 H100s, one job: two-shot in lines took 16.3 us at 256 KiB against one-shot's
+// 18.3-18.6 in either protocol, NCCL 11.7-11.9); then one-shot up to kOneShotMaxBytes (at 512 KiB
+// 20.4-20.7 us against two-shot's 23.6-24.4 in three jobs; equal at 1 MiB); above it two-shot (each
+// rank reduces an n-th instead of the whole vector), and the ring from kRingMinBytesMany. On 4 H100s, once pushes went
 // round the peers from me + 1 (no incast), two-shot took 43.2 us at 4 MiB against the ring's
 // 48.4-48.7, 69.3-69.8 at 8 MiB against 70.0-72.0, and the two met at 16 MiB (110 against
 // 107-110); NCCL 43, 64, 104.
@@ -62,7 +75,7 @@ bool lines_fit(const Call &call, const Context &c) {
 // ranks every algorithm moves one vector: direct.
 // Bcast above this: the pipelined chain on more than two ranks (the root's links carry the data
 // once instead of n - 1 times). Thresholds: README, "Collectives".
-constexpr uint64_t kOneShotMaxBytes = 256 * 1024;
+constexpr uint64_t kOneShotMaxBytes = 512 * 1024;
 constexpr uint64_t kRingMinBytes = 4 << 20;
 constexpr uint64_t kRingMinBytesMany = 16 << 20;
 constexpr uint64_t kRingGatherMinBytes = 16 << 20;
@@ -73,10 +86,13 @@ Algo choose(const Call &call, const Context &c, Algo requested) {
   const uint64_t bytes = call.count * elem_size(call.dtype);
   if (call.kind == kAllreduce && c.size <= 2) return bytes >= kRingMinBytes ? kRing : kOneShot;
   if (call.kind == kAllreduce) {
+    if (lines_in_one_round(call, c, kOneShot)) return kOneShot;  // kLL
+    if (lines_in_one_round(call, c, kTwoShot)) return kTwoShot;  // kLL
     if (bytes <= kOneShotMaxBytes) return kOneShot;
     return bytes < kRingMinBytesMany ? kTwoShot : kRing;
   }
-  if (call.kind == kReduce) return c.size > 2 && !lines_fit(call, c) ? kChain : kOneShot;
+  if (call.kind == kReduce)
+    return c.size > 2 && !lines_fit(call, c) && !lines_in_one_round(call, c, kOneShot) ? kChain : kOneShot;
   if (call.kind == kBcast) return c.size <= 2 || bytes <= kDirectBcastMaxBytes ? kOneShot : kChain;
   if (call.kind == kAllgather && c.size > 2 && bytes * c.size >= kRingGatherMinBytes) return kRing;
   return kOneShot;
@@ -106,7 +122,7 @@ uint32_t line_threads_for(uint64_t pushed_per_channel) {
 }
 
 // The protocol MPIX_ST_COLL_PROTOCOL names (auto, simple, ll), read at each call like the
-// algorithms. kLL serves the one-shot and direct algorithms only; others run kSimple.
+// algorithms. kLL serves the one-shot, direct and two-shot algorithms; others run kSimple.
 core::Result protocol_from_env(bool *forced, Protocol *out) {
   *forced = false;
   *out = kSimple;
@@ -121,12 +137,20 @@ core::Result protocol_from_env(bool *forced, Protocol *out) {
   return core::fail(MPI_ERR_ARG, std::string("MPIX_ST_COLL_PROTOCOL=") + v + " names no protocol (auto, simple, ll)");
 }
 
+// auto's kLL: one-shot and direct calls within the limits above, or (reductions on more than two
+// ranks) in one round; two-shot in one round.
+bool lines_chosen(const Call &call, const Context &c, Algo algo) {
+  const bool reduction = call.kind == kAllreduce || call.kind == kReduce;
+  if (algo == kTwoShot) return lines_in_one_round(call, c, algo);
+  return lines_fit(call, c) || (reduction && c.size > 2 && lines_in_one_round(call, c, algo));
+}
+
 core::Result choose_protocol(const Call &call, const Context &c, Algo algo, Protocol *out) {
   bool forced = false;
   if (core::Result r = protocol_from_env(&forced, out)) return r;
-  const bool lines_serve = algo == kOneShot && call.kind <= kAlltoall;
+  const bool lines_serve = (algo == kOneShot && call.kind <= kAlltoall) || is_two_shot(call.kind, algo);
   if (!lines_serve) *out = kSimple;
-  else if (!forced) *out = lines_fit(call, c) ? kLL : kSimple;
+  else if (!forced) *out = lines_chosen(call, c, algo) ? kLL : kSimple;
   return core::ok();
 }
 
@@ -205,10 +229,12 @@ core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bo
   if (core::Result r = choose_protocol(call, c, static_cast<Algo>(a.algo), &proto)) return r;
   a.proto = proto;
   if (proto == kLL) {
-    a.channels = channels_for(pushed, c.line_channel_bytes, c.line_regions);
-    a.threads = line_threads_for(pushed / a.channels);
+    // Two-shot pushes n - 1 parts of an n-th and then its result part n - 1 times.
+    const uint64_t line_pushed = is_two_shot(a.kind, a.algo) ? 2 * pushed / c.size : pushed;
+    a.channels = channels_for(line_pushed, c.line_channel_bytes, c.line_regions);
+    a.threads = line_threads_for(line_pushed / a.channels);
     a.line_region_bytes = c.line_region_bytes;
-    a.round_elems = line_round_capacity(a.size, a.line_region_bytes, elem_size(a.dtype));
+    a.round_elems = line_round_capacity(a.kind, a.algo, a.size, a.line_region_bytes, elem_size(a.dtype));
   } else {
     a.channels = channels_for(pushed, c.channel_bytes, c.regions);
     a.threads = threads_for(pushed / a.channels);

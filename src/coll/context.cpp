@@ -53,18 +53,24 @@ uint64_t default_channel_bytes() {
 // (MPIX_ST_COLL_LL_CHANNEL_KIB, default 2 KiB): a line is one round trip to memory per unit and
 // thread, so small calls need many threads in flight, not large slices (on 2 H100s, 16 KiB
 // allreduces took 11.7 us with 2 KiB channels, 13.0 with 4 KiB, 14.1 with 8 KiB). A channel's
-// area holds 8 line_channel_bytes of lines per half, so calls of up to kMaxLineChannels x 4
-// line_channel_bytes on two ranks run in one round. At most kMaxLineChannels channels use kLL,
-// which bounds the memory (512 KiB per rank by default).
-constexpr uint32_t kMaxLineChannels = 16;
+// area holds 8 line_channel_bytes of lines per half, so calls of up to 64 x 4
+// line_channel_bytes on two ranks run in one round. At most max_line_channels channels use kLL
+// (MPIX_ST_COLL_LL_CHANNELS, default 64), which bounds the memory (2 MiB per rank by default): on
+// 4 H100s (one job, forced kLL) one-shot allreduces of 64 and 128 KiB took 12.0 and 12.3 us with
+// 64, 12.2 and 17.6 with 32, 17.5 and 29.0 with 16; 32 KiB ones 11.2-11.6 with each.
+uint32_t default_max_line_channels() {
+  if (const char *v = std::getenv("MPIX_ST_COLL_LL_CHANNELS"); v && *v)
+    return static_cast<uint32_t>(std::clamp<unsigned long long>(std::strtoull(v, nullptr, 10), 1, kMaxChannels));
+  return 64;
+}
 uint64_t default_line_channel_bytes() {
   if (const char *v = std::getenv("MPIX_ST_COLL_LL_CHANNEL_KIB"); v && *v)
     return std::max<uint64_t>(std::strtoull(v, nullptr, 10), 1) * 1024;
   return 2 * 1024;
 }
 uint64_t line_region_offer(uint64_t line_channel_bytes) { return 8 * line_channel_bytes; }
-uint64_t scratch_bytes(uint64_t half_bytes, uint32_t max_channels, uint64_t line_region_bytes) {
-  return 2 * half_bytes + 2 * std::min(max_channels, kMaxLineChannels) * line_region_bytes;
+uint64_t scratch_bytes(uint64_t half_bytes, uint32_t line_channels, uint64_t line_region_bytes) {
+  return 2 * half_bytes + 2 * line_channels * line_region_bytes;
 }
 
 // The flag area: FlagLayout's words for every channel, then the PeerTable the executing stream reads.
@@ -80,6 +86,7 @@ struct Record {
   uint64_t line_channel_bytes;
   uint64_t line_region_bytes;
   uint32_t max_channels;
+  uint32_t line_channels;  // line areas (at most max_channels)
   int32_t pid;
   int32_t ok;  // this rank made and exported its memory
   topo::Locality where;
@@ -167,7 +174,8 @@ core::Result build(Context &c, MPI_Comm comm) {
   mine.channel_bytes = default_channel_bytes();
   mine.line_channel_bytes = default_line_channel_bytes();
   mine.line_region_bytes = line_region_offer(mine.line_channel_bytes);
-  const uint64_t my_scratch_bytes = scratch_bytes(mine.half_bytes, mine.max_channels, mine.line_region_bytes);
+  mine.line_channels = std::min(mine.max_channels, default_max_line_channels());
+  const uint64_t my_scratch_bytes = scratch_bytes(mine.half_bytes, mine.line_channels, mine.line_region_bytes);
   mine.pid = static_cast<int32_t>(getpid());
   mine.where = topo::locate(comm, core::config().vnode_size);
   std::snprintf(mine.device, sizeof mine.device, "%s", be.device_id().c_str());
@@ -196,7 +204,7 @@ core::Result build(Context &c, MPI_Comm comm) {
   int failed_rank = -1;
   bool all_local = true, every_rank_multicast = true;
   c.half_bytes = mine.half_bytes;
-  uint32_t max_channels = mine.max_channels;
+  uint32_t max_channels = mine.max_channels, line_channels = mine.line_channels;
   c.channel_bytes = mine.channel_bytes;
   c.line_channel_bytes = mine.line_channel_bytes;
   c.line_region_bytes = mine.line_region_bytes;
@@ -206,6 +214,7 @@ core::Result build(Context &c, MPI_Comm comm) {
     all_local = all_local && all[q].where.same_node_as(mine.where);
     c.half_bytes = std::min(c.half_bytes, all[q].half_bytes);
     max_channels = std::min(max_channels, all[q].max_channels);
+    line_channels = std::min(line_channels, all[q].line_channels);
     c.channel_bytes = std::max(c.channel_bytes, all[q].channel_bytes);
     c.line_channel_bytes = std::max(c.line_channel_bytes, all[q].line_channel_bytes);
     c.line_region_bytes = std::min(c.line_region_bytes, all[q].line_region_bytes);
@@ -216,7 +225,7 @@ core::Result build(Context &c, MPI_Comm comm) {
   c.regions = static_cast<uint32_t>(std::clamp<uint64_t>(c.half_bytes / smallest_region, 1, max_channels));
   // Within every rank's line areas: regions <= each rank's max_channels, halves and line regions
   // no larger than each rank's.
-  c.line_regions = std::min(c.regions, kMaxLineChannels);
+  c.line_regions = std::min(c.regions, line_channels);
   be.set_device_sharers(
       topo::device_sharers(all, [&](const Record &r) { return r.where.same_node_as(mine.where); }, mine.device));
   if (failed_rank >= 0)

@@ -414,13 +414,19 @@ void all_collectives(const Comm &c, void *s, uint64_t big_elems) {
   }
   unsetenv("MPIX_ST_BCAST_ALGO");
   unsetenv("MPIX_ST_ALLGATHER_ALGO");
-  // Both protocols of the one-shot and direct algorithms (auto, above, takes kLL for small calls):
-  // kLL forced on every size (many rounds of its line areas), kSimple forced on the small ones.
+  // Both protocols of the one-shot, direct and two-shot algorithms (auto, above, takes kLL for
+  // small calls): kLL forced on every size (many rounds of its line areas), kSimple forced on the
+  // small ones.
   for (const char *proto : {"ll", "simple"}) {
     setenv("MPIX_ST_COLL_PROTOCOL", proto, 1);
-    setenv("MPIX_ST_ALLREDUCE_ALGO", "oneshot", 1);
-    reductions(c, s, big_elems);
+    for (const char *algo : {"oneshot", "twoshot"}) {
+      const bool two = std::strcmp(algo, "twoshot") == 0;
+      setenv("MPIX_ST_ALLREDUCE_ALGO", algo, 1);
+      setenv("MPIX_ST_REDUCE_ALGO", two ? "twoshot" : "direct", 1);
+      reductions(c, s, big_elems);
+    }
     unsetenv("MPIX_ST_ALLREDUCE_ALGO");
+    unsetenv("MPIX_ST_REDUCE_ALGO");
     setenv("MPIX_ST_BCAST_ALGO", "direct", 1);
     movements(c, s, big_elems * 8 + 3);
     unsetenv("MPIX_ST_BCAST_ALGO");

@@ -55,11 +55,8 @@ class HostCollExecutor {
   void put_lines(char *lines, const char *src, uint64_t bytes, uint64_t round) {
     if (!ok_) return;
     const uint32_t tag = coll::line_tag(round);
-    for (uint64_t u = 0; u < coll::unit_count(bytes); ++u) {
-      const uint64_t v = coll::load_unit(src + u * coll::kLinePayload, coll::unit_bytes(bytes, u));
-      word(line(lines, u, 0)).store(coll::line_word(v, tag), std::memory_order_relaxed);
-      word(line(lines, u, 1)).store(coll::line_word(v >> 32, tag), std::memory_order_relaxed);
-    }
+    for (uint64_t u = 0; u < coll::unit_count(bytes); ++u)
+      store_line(lines, u, coll::load_unit(src + u * coll::kLinePayload, coll::unit_bytes(bytes, u)), tag);
   }
   void get_lines(char *const *dsts, const char *const *lines, const int *peers, int pieces, uint64_t bytes,
                  uint64_t round) {
@@ -71,9 +68,10 @@ class HostCollExecutor {
       }
     }
   }
-  void reduce_lines(char *dst, const void *const *srcs, int nsrc, int own, uint64_t n, uint64_t round) {
+  void reduce_lines(char *dst, char *const *outs, int nout, const void *const *srcs, int nsrc, int own, uint64_t n,
+                    uint64_t round) {
     coll::with_reduce_type(a_.dtype, [&](auto t) {
-      reduce_lines_typed<typename decltype(t)::type>(dst, srcs, nsrc, own, n, round);
+      reduce_lines_typed<typename decltype(t)::type>(dst, outs, nout, srcs, nsrc, own, n, round);
     });
   }
   void signal(uint64_t *flag, uint64_t value) {
@@ -90,6 +88,10 @@ class HostCollExecutor {
   }
   static uint64_t *line(const char *lines, uint64_t u, int w) {
     return reinterpret_cast<uint64_t *>(const_cast<char *>(lines) + u * coll::kLineBytes) + w;
+  }
+  static void store_line(char *lines, uint64_t u, uint64_t payload, uint32_t tag) {
+    word(line(lines, u, 0)).store(coll::line_word(payload, tag), std::memory_order_relaxed);
+    word(line(lines, u, 1)).store(coll::line_word(payload >> 32, tag), std::memory_order_relaxed);
   }
   // Line u of round `round` from `peer`: its payload, or false when the watchdog fired.
   bool await_line(const char *lines, uint64_t u, uint64_t round, int peer, uint64_t *payload) {
@@ -111,8 +113,10 @@ class HostCollExecutor {
     return false;
   }
   template <typename T>
-  void reduce_lines_typed(char *dst, const void *const *srcs, int nsrc, int own, uint64_t n, uint64_t round) {
+  void reduce_lines_typed(char *dst, char *const *outs, int nout, const void *const *srcs, int nsrc, int own,
+                          uint64_t n, uint64_t round) {
     const uint64_t bytes = n * sizeof(T);
+    const uint32_t tag = coll::line_tag(round);
     for (uint64_t u = 0; u < coll::unit_count(bytes) && ok_; ++u) {
       const uint64_t k = coll::unit_bytes(bytes, u);
       uint64_t out = 0;
@@ -121,7 +125,9 @@ class HostCollExecutor {
         *v = coll::load_unit(static_cast<const char *>(srcs[src]) + u * coll::kLinePayload, k);
         return true;
       };
-      if (coll::reduce_unit<T>(a_.op, nsrc, fetch, &out)) coll::store_unit(dst + u * coll::kLinePayload, out, k);
+      if (!coll::reduce_unit<T>(a_.op, nsrc, fetch, &out)) continue;
+      if (dst) coll::store_unit(dst + u * coll::kLinePayload, out, k);
+      for (int d = 0; d < nout; ++d) store_line(outs[d], u, out, tag);
     }
   }
 
