@@ -5,6 +5,8 @@
 //  - two windows in interleaved epochs on one stream, and on two streams;
 //  - windows on sub-communicators and on a communicator whose rank order is reversed (groups come
 //    from MPI_COMM_WORLD and must be translated to window ranks);
+//  - groups freed while their handle values come back for groups of other processes (windows
+//    remember the translations of the groups their epochs named);
 //  - zero-size windows on some ranks; a window over part of another window's memory;
 //  - 700 puts, accumulates and gets in one epoch;
 //  - MPI_Win_free right after enqueueing epochs (no stream synchronisation first);
@@ -132,6 +134,47 @@ void proc_null_and_empty(Mode mode, WinKind kind, void *s) {
   auto gg = got.download();
   std::vector<uint8_t> untouched(64, 0xee);
   MT_SAME_BYTES(gg.data(), untouched.data(), 64, "get from MPI_PROC_NULL (buffer unchanged)");
+  free_window(w);
+}
+
+// Epochs alternate between the neighbours and this rank alone, each group made for its epoch and
+// freed after it, so the MPI may hand the freed handle values to the next epoch's groups, which
+// name other processes: a translation remembered for the old group would send the data astray.
+void reused_group_handles(Mode mode, WinKind kind, void *s) {
+  g_context = fmt("%s, %s, group handles freed and reused", mode_name(mode), kind_name(kind));
+  const size_t piece = 64;
+  const int rounds = 6;
+  TestWin w = make_window(kind, piece * rounds, 1, MPI_COMM_WORLD, 0x6a0b);
+  auto model = pattern(piece * rounds, key(0x6a0b, static_cast<uint64_t>(g_rank)));
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  std::vector<DevBuf> src;  // alive until the stream ran the epochs
+  src.reserve(rounds);
+  MPI_Group seen[2] = {MPI_GROUP_NULL, MPI_GROUP_NULL};
+  int reused = 0;
+  for (int r = 0; r < rounds; ++r) {
+    const bool alone = r % 2 == 1;
+    const int target = alone ? g_rank : right, origin = alone ? g_rank : left;
+    src.emplace_back(piece);
+    src.back().upload(pattern(piece, key(0x6a0c, static_cast<uint64_t>(r), static_cast<uint64_t>(g_rank))));
+    MPI_Group to = group_of({target}), from = group_of({origin});
+    reused += (to == seen[0] || to == seen[1]) + (from == seen[0] || from == seen[1]);
+    MT_POST(mode, from, w.win, s);
+    MT_START(mode, to, w.win);
+    MT_OK(MPI_Put(src.back().p, static_cast<int>(piece), MPI_BYTE, target, static_cast<MPI_Aint>(r * piece),
+                  static_cast<int>(piece), MPI_BYTE, w.win));
+    MT_COMPLETE(mode, w.win, s);
+    MT_WAIT(mode, w.win, s);
+    const auto got = pattern(piece, key(0x6a0c, static_cast<uint64_t>(r), static_cast<uint64_t>(origin)));
+    std::copy(got.begin(), got.end(), model.begin() + static_cast<ptrdiff_t>(r * piece));
+    seen[0] = to;
+    seen[1] = from;
+    MPI_Group_free(&to);
+    MPI_Group_free(&from);
+  }
+  if (mode == Mode::stream) MT_SYNC(s);
+  auto win = read_device(w.base, w.bytes);
+  MT_SAME_BYTES(win.data(), model.data(), w.bytes, "window after epochs on freed and reused group handles");
+  if (g_rank == 0) note("  group handle values reused: %d of %d", reused, 2 * (rounds - 1));
   free_window(w);
 }
 
@@ -496,6 +539,8 @@ int main(int argc, char **argv) {
         lap("MPI_PROC_NULL, empty groups");
         reversed_comm(mode, kind, s);
         lap("reversed communicator");
+        reused_group_handles(mode, kind, s);
+        lap("group handles freed and reused");
         sub_comms(mode, kind, s);
         lap("sub-communicators, zero-size windows");
         window_in_window(mode, kind, s);
