@@ -13,7 +13,6 @@
 #include <thread>
 
 #include "config.h"
-#include "group_translation.h"
 #include "list_items.h"
 #include "pair_lists.h"
 #include "remote_epochs.h"
@@ -48,6 +47,33 @@ Result check_closing(EpochMode open, bool stream_mode, const EpochNames &n) {
     return fail(MPI_ERR_RMA_SYNC, std::string("the epoch was opened ") + mode_name(open) + " (" +
                                       (stream_mode ? n.host_open : n.stream_open) + "): close it with " +
                                       (stream_mode ? n.host_close : n.stream_close) + ", not " + call);
+  return ok();
+}
+
+Result translate_group(const Window &w, MPI_Group group, std::vector<int> *ranks) {
+  if (group == MPI_GROUP_NULL) return fail(MPI_ERR_GROUP, "group is MPI_GROUP_NULL");
+  int n = 0;
+  if (PMPI_Group_size(group, &n) != MPI_SUCCESS) return fail(MPI_ERR_GROUP, "invalid group");
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = i;
+  ranks->resize(n);
+  if (n > 0 && PMPI_Group_translate_ranks(group, n, in.data(), w.group, ranks->data()) != MPI_SUCCESS)
+    return fail(MPI_ERR_GROUP, "invalid group");
+  // An MPI may build a group that names a process twice (MPICH 4.0's MPI_Group_incl does not check):
+  // its epoch would count that peer's signals twice.
+  std::vector<int> member_of(w.size, -1);
+  for (int i = 0; i < n; ++i) {
+    if ((*ranks)[i] == MPI_UNDEFINED)
+      return fail(MPI_ERR_GROUP, "group member " + std::to_string(i) + " is not in the window's communicator");
+    int &first = member_of[(*ranks)[i]];
+    if (first >= 0)
+      return fail(MPI_ERR_GROUP, "group members " + std::to_string(first) + " and " + std::to_string(i) +
+                                     " are the same process (window rank " + std::to_string((*ranks)[i]) + ")");
+    first = i;
+    if (!w.peers[(*ranks)[i]].node_local && !w.remote)
+      return fail(MPI_ERR_RANK, "window rank " + std::to_string((*ranks)[i]) +
+                                    " is on another node, and the window has no inter-node transport");
+  }
   return ok();
 }
 

@@ -12,7 +12,6 @@
 
 #include "../gpu/backend.h"
 #include "../transport/ofi/fabric.h"
-#include "group_translation.h"
 #include "result.h"
 
 namespace mpix::core {
@@ -162,7 +161,6 @@ class Window {
 
   AccessEpoch access;
   ExposureEpoch exposure;
-  GroupTranslations group_translations;  // of the groups its epochs named last
   // Host-mode complete notifications still in flight: MPI_Win_complete does not wait for them
   // (a rank that is its own target receives its notification only in its later MPI_Win_wait).
   std::vector<MPI_Request> complete_sends;
