@@ -204,8 +204,12 @@ class Schedule {
 
   // The channel's rounds, then its count advanced (after the last round's barrier: every thread
   // read the old count long before).
+  // Two-shot in lines is chosen here, not in run_rounds: a call of it there (inlined or not) made
+  // run_rounds spill on every path (ptxas, sm_90: 64 bytes stored and 404 loaded; 56 and 96 with
+  // the choice here; none before two-shot lines existed).
   MPIX_HOST_DEVICE void run() {
-    run_rounds();
+    if (a_.proto == kLL && is_two_shot(a_.kind, a_.algo)) run_two_shot_lines();
+    else run_rounds();
     x_.set(flags(me_) + FlagLayout::channel_cursor(n_), base_ + a_.rounds);
   }
 
@@ -392,9 +396,16 @@ class Schedule {
   // area; each rank reduces its part as the lines land and sends every result unit on as lines
   // into slot n + me of each rank that receives (all, or the root), which store them as they land.
   // Two line hops, no fence and no flag, where kSimple takes two fenced flag round trips. In
-  // place, the thread of a unit reads it for the push before it stores that unit's result. Not
-  // inlined: its arrays and registers made run_rounds spill on every path (CUDA, sm_90).
-  MPIX_HOST_DEVICE MPIX_NOINLINE void two_shot_lines(const Round &rd, bool all) {
+  // place, the thread of a unit reads it for the push before it stores that unit's result.
+  MPIX_HOST_DEVICE MPIX_NOINLINE void run_two_shot_lines() {
+    for (uint64_t i = 0; i < a_.rounds && x_.ok(); ++i) {
+      const Round rd = round(i);
+      two_shot_lines(rd, a_.kind == kAllreduce);
+      x_.settle();
+      signal_freed(rd.r);
+    }
+  }
+  MPIX_HOST_DEVICE void two_shot_lines(const Round &rd, bool all) {
     const Parts p = parts(rd);
     const uint64_t off = rd.first * esize_;
     auto gets_result = [&](int q) { return all || q == a_.root; };
@@ -720,8 +731,7 @@ class Schedule {
   MPIX_HOST_DEVICE void run_lines() {
     for (uint64_t i = 0; i < a_.rounds && x_.ok(); ++i) {
       const Round rd = round(i);
-      if (is_two_shot(a_.kind, a_.algo)) two_shot_lines(rd, a_.kind == kAllreduce);
-      else if (a_.kind == kAllreduce || a_.kind == kReduce) reduce_lines(rd, a_.kind == kAllreduce);
+      if (a_.kind == kAllreduce || a_.kind == kReduce) reduce_lines(rd, a_.kind == kAllreduce);
       else if (a_.kind == kBcast) bcast_lines(rd);
       else gather_lines(rd, a_.kind == kAlltoall);
       x_.settle();
