@@ -56,11 +56,11 @@ bool lines_in_one_round(const Call &call, const Context &c, Algo algo) {
 // Allreduce on more than two ranks: kLL one-shot, then kLL two-shot, while each moves the call in
 // one round (on 4 H100s, one job: two-shot in lines took 16.3 us at 256 KiB against one-shot's
 // 18.3-18.6 in either protocol, NCCL 11.7-11.9); then one-shot up to kOneShotMaxBytes (at 512 KiB
-// 20.4-20.7 us against two-shot's 23.6-24.4 in three jobs; equal at 1 MiB); above it two-shot (each
-// rank reduces an n-th instead of the whole vector), and the ring from kRingMinBytesMany. On 4 H100s, once pushes went
-// round the peers from me + 1 (no incast), two-shot took 43.2 us at 4 MiB against the ring's
-// 48.4-48.7, 69.3-69.8 at 8 MiB against 70.0-72.0, and the two met at 16 MiB (110 against
-// 107-110); NCCL 43, 64, 104.
+// 20.4-20.7 us against two-shot's 23.6-24.4 in three jobs; equal at 1 MiB); above it two-shot
+// (each rank reduces an n-th instead of the whole vector), and the ring from kRingMinBytesMany.
+// On 4 H100s, once pushes went round the peers from me + 1 (no incast), two-shot took 43.2 us at
+// 4 MiB against the ring's 48.4-48.7, 69.3-69.8 at 8 MiB against 70.0-72.0, and the two met at
+// 16 MiB (110 against 107-110); NCCL 43, 64, 104.
 // On two ranks, one-shot up to kRingMinBytes, then the ring, whose halves overlap the link and the
 // reduction (measured on 2 H200s: equal at 2 MiB, ring 0.71x one-shot's time at 16 MiB, 0.69x at
 // 128 MiB).
