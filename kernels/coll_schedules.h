@@ -92,7 +92,9 @@ MPIX_HOST_DEVICE inline uint64_t channel_half_bytes(uint64_t half_bytes, uint32_
 constexpr uint64_t kGatherHalfMaxBytes = uint64_t(16) << 20;
 constexpr uint64_t kAlltoallHalfMaxBytes = uint64_t(8) << 20;
 MPIX_HOST_DEVICE inline uint64_t used_half_bytes(uint8_t kind, uint64_t half_bytes) {
-  const uint64_t most = kind == kAlltoall ? kAlltoallHalfMaxBytes : kind == kAllgather ? kGatherHalfMaxBytes : half_bytes;
+  const uint64_t most = kind == kAlltoall    ? kAlltoallHalfMaxBytes
+                        : kind == kAllgather ? kGatherHalfMaxBytes
+                                             : half_bytes;
   return half_bytes > most ? most : half_bytes;
 }
 // A channel's share of the part of a half the call uses: the host sizes rounds by it, the
@@ -409,7 +411,7 @@ class Schedule {
     const Parts p = parts(rd);
     const uint64_t off = rd.first * esize_;
     auto gets_result = [&](int q) { return all || q == a_.root; };
-    auto part_at = [&](const char *base, int q) { return base + off + p.first(q) * esize_; };
+    auto part_at = [&](auto *base, int q) { return base + off + p.first(q) * esize_; };
     for (int q = 0; q < n_; ++q) {  // rank order (reduce_lines says why)
       if (q == me_) continue;
       wait_freed(q, rd.r);
@@ -423,7 +425,7 @@ class Schedule {
         srcs[q] = q == me_ ? static_cast<const void *>(part_at(send(), me_)) : line_slot(me_, rd.r, q);
         if (q != me_ && gets_result(q)) outs[no++] = line_slot(q, rd.r, n_ + me_);
       }
-      char *own = gets_result(me_) ? recv() + off + p.first(me_) * esize_ : nullptr;
+      char *own = gets_result(me_) ? part_at(recv(), me_) : nullptr;
       x_.reduce_lines(own, outs, no, srcs, n_, me_, p.count(me_), rd.r);
     }
     if (!gets_result(me_)) return;
@@ -434,12 +436,12 @@ class Schedule {
     for (int q = 0; q < n_; ++q) {
       if (q == me_ || p.count(q) == 0) continue;
       if (p.count(q) < p.part) {
-        char *dst = recv() + off + p.first(q) * esize_;
+        char *dst = part_at(recv(), q);
         const char *src = line_slot(me_, rd.r, n_ + q);
         x_.get_lines(&dst, &src, &q, 1, p.count(q) * esize_, rd.r);
         continue;
       }
-      dsts[np] = recv() + off + p.first(q) * esize_;
+      dsts[np] = part_at(recv(), q);
       from[np] = line_slot(me_, rd.r, n_ + q);
       peers[np++] = q;
     }
