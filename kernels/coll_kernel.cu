@@ -163,7 +163,7 @@ class DeviceCollExecutor {
     const uint32_t tag = mpix::coll::line_tag(round);
     for (uint64_t u = tid_; u < mpix::coll::unit_count(bytes); u += nthreads_) {
       const uint64_t v = mpix::coll::load_unit(src + u * mpix::coll::kLinePayload, mpix::coll::unit_bytes(bytes, u));
-      mpix_store_line(line(lines, u), mpix::coll::line_word(v, tag), mpix::coll::line_word(v >> 32, tag));
+      mpix_store_tagged_line(line(lines, u), v, tag);
     }
   }
   // Pieces k < pieces of `bytes`, from peers[k]'s lines at lines[k] into dsts[k]. A thread looks
@@ -295,7 +295,7 @@ class DeviceCollExecutor {
       if (!mpix::coll::reduce_unit<T>(a_.op, nsrc, fetch, &out)) return;
       if (dst) mpix::coll::store_unit(dst + u * mpix::coll::kLinePayload, out, k);
       for (int d = 0; d < nout; ++d)
-        mpix_store_line(line(outs[d], u), mpix::coll::line_word(out, tag), mpix::coll::line_word(out >> 32, tag));
+        mpix_store_tagged_line(line(outs[d], u), out, tag);
     }
   }
   __device__ bool abandoned() const {

@@ -3,6 +3,8 @@
 #pragma once
 #include <cstdint>
 
+#include "coll_lines.h"
+
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 
@@ -94,6 +96,11 @@ __device__ inline uint64_t mpix_clock_ns() {
   return t;
 }
 #endif
+
+// A line's payload tagged for its round (coll_lines.h): the two words mpix_store_line stores.
+__device__ inline void mpix_store_tagged_line(uint64_t *p, uint64_t payload, uint32_t tag) {
+  mpix_store_line(p, mpix::coll::line_word(payload, tag), mpix::coll::line_word(payload >> 32, tag));
+}
 
 // Element-wise atomic read-modify-write through a compare-and-swap loop on the element's bits.
 template <typename T, typename Bits>

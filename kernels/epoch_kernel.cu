@@ -26,7 +26,7 @@ __device__ void put_lines(uint64_t area, uint64_t src_addr, uint64_t bytes, uint
   const uint64_t units = mpix::coll::unit_count(bytes);
   for (uint64_t u = tid; u <= units; u += nthreads) {
     const uint64_t v = mpix::work::line_put_payload(src, offset, bytes, u);
-    mpix_store_line(lines + 2 * u, mpix::coll::line_word(v, tag), mpix::coll::line_word(v >> 32, tag));
+    mpix_store_tagged_line(lines + 2 * u, v, tag);
   }
 }
 
