@@ -53,9 +53,25 @@ bool lines_in_one_round(const Call &call, const Context &c, Algo algo) {
          line_round_capacity(call.kind, algo, c.size, c.line_region_bytes, elem_size(call.dtype)) * c.line_regions;
 }
 
-// Allreduce on more than two ranks: kLL one-shot, then kLL two-shot, while each moves the call in
-// one round (on 4 H100s, one job: two-shot in lines took 16.3 us at 256 KiB against one-shot's
-// 18.3-18.6 in either protocol, NCCL 11.7-11.9); then one-shot up to kOneShotMaxBytes (at 512 KiB
+// Channels of a kLL call: one per line_channel_bytes pushed, but no more than kLinePreferredChannels
+// unless the call needs more areas to finish in one round. On 4 H100s (one job, kLL forced) a
+// 64 KiB one-shot allreduce (96 channels' worth pushed) took 9.8 us on 64 channels and 10.6 on 96,
+// a 128 KiB one 10.5 on 64 and 10.9-11.0 on 128, while a 512 KiB reduce took 11.0 us on the 128 it
+// needs for one round against the chain's 12.2.
+constexpr uint32_t kLinePreferredChannels = 64;
+uint32_t line_channels_for(const Call &call, const Context &c, Algo algo, uint64_t line_pushed) {
+  const uint64_t per_channel = line_round_capacity(call.kind, algo, c.size, c.line_region_bytes, elem_size(call.dtype));
+  const uint64_t wanted = std::min<uint64_t>((line_pushed + c.line_channel_bytes - 1) / c.line_channel_bytes,
+                                             kLinePreferredChannels);
+  const uint64_t one_round = per_channel ? (call.count + per_channel - 1) / per_channel : 1;
+  return static_cast<uint32_t>(std::clamp<uint64_t>(std::max(wanted, one_round), 1, c.line_regions));
+}
+
+// Allreduce on more than two ranks: kLL one-shot up to kOneShotLinesMaxBytes, then kLL two-shot,
+// while each moves the call in one round (on 4 H100s, one job: two-shot in lines took 16.3 us at
+// 256 KiB against one-shot's 18.3-18.6 in either protocol, NCCL 11.7-11.9; with areas that hold
+// 256 KiB one-shots in one round, 13.4-14.0 against 14.5-15.2 there, and 12.7-13.6 against
+// 10.5-11.0 at 128 KiB); then one-shot up to kOneShotMaxBytes (at 512 KiB
 // 20.4-20.7 us against two-shot's 23.6-24.4 in three jobs; equal at 1 MiB); above it two-shot
 // (each rank reduces an n-th instead of the whole vector), and the ring from kRingMinBytesMany.
 // On 4 H100s, once pushes went round the peers from me + 1 (no incast), two-shot took 43.2 us at
@@ -75,6 +91,7 @@ bool lines_in_one_round(const Call &call, const Context &c, Algo algo) {
 // ranks every algorithm moves one vector: direct.
 // Bcast above this: the pipelined chain on more than two ranks (the root's links carry the data
 // once instead of n - 1 times). Thresholds: README, "Collectives".
+constexpr uint64_t kOneShotLinesMaxBytes = 128 * 1024;
 constexpr uint64_t kOneShotMaxBytes = 512 * 1024;
 constexpr uint64_t kRingMinBytes = 4 << 20;
 constexpr uint64_t kRingMinBytesMany = 16 << 20;
@@ -86,7 +103,7 @@ Algo choose(const Call &call, const Context &c, Algo requested) {
   const uint64_t bytes = call.count * elem_size(call.dtype);
   if (call.kind == kAllreduce && c.size <= 2) return bytes >= kRingMinBytes ? kRing : kOneShot;
   if (call.kind == kAllreduce) {
-    if (lines_in_one_round(call, c, kOneShot)) return kOneShot;  // kLL
+    if (bytes <= kOneShotLinesMaxBytes && lines_in_one_round(call, c, kOneShot)) return kOneShot;  // kLL
     if (lines_in_one_round(call, c, kTwoShot)) return kTwoShot;  // kLL
     if (bytes <= kOneShotMaxBytes) return kOneShot;
     return bytes < kRingMinBytesMany ? kTwoShot : kRing;
@@ -231,7 +248,7 @@ core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bo
   if (proto == kLL) {
     // Two-shot pushes n - 1 parts of an n-th and then its result part n - 1 times.
     const uint64_t line_pushed = is_two_shot(a.kind, a.algo) ? 2 * pushed / c.size : pushed;
-    a.channels = channels_for(line_pushed, c.line_channel_bytes, c.line_regions);
+    a.channels = line_channels_for(call, c, static_cast<Algo>(a.algo), line_pushed);
     a.threads = line_threads_for(line_pushed / a.channels);
     a.line_region_bytes = c.line_region_bytes;
     a.round_elems = line_round_capacity(a.kind, a.algo, a.size, a.line_region_bytes, elem_size(a.dtype));

@@ -50,25 +50,26 @@ uint64_t default_channel_bytes() {
 }
 
 // kLL line areas (coll_args.h). A kLL call takes one channel per line_channel_bytes a rank pushes
-// (MPIX_ST_COLL_LL_CHANNEL_KIB, default 2 KiB): a line is one round trip to memory per unit and
-// thread, so small calls need many threads in flight, not large slices (on 2 H100s, 16 KiB
-// allreduces took 11.7 us with 2 KiB channels, 13.0 with 4 KiB, 14.1 with 8 KiB). A channel's
-// area holds 8 line_channel_bytes of lines per half, so calls of up to 64 x 4
-// line_channel_bytes on two ranks run in one round. At most max_line_channels channels use kLL
-// (MPIX_ST_COLL_LL_CHANNELS, default 64), which bounds the memory (2 MiB per rank by default): on
-// 4 H100s (one job, forced kLL) one-shot allreduces of 64 and 128 KiB took 12.0 and 12.3 us with
-// 64, 12.2 and 17.6 with 32, 17.5 and 29.0 with 16; 32 KiB ones 11.2-11.6 with each.
+// (MPIX_ST_COLL_LL_CHANNEL_KIB, default 2 KiB), within the bounds collectives.cpp puts on it: a
+// line is one round trip to memory per unit and thread, so small calls need many threads in
+// flight, not large slices (on 2 H100s, 16 KiB allreduces took 11.7 us with 2 KiB channels, 13.0
+// with 4 KiB, 14.1 with 8 KiB). A channel's area holds 16 line_channel_bytes of lines per half, and
+// at most max_line_channels channels use kLL (MPIX_ST_COLL_LL_CHANNELS, default 128), so the line
+// areas take 8 MiB per rank. A second round of the areas costs a freed-flag round trip: on 4
+// H100s (one job, kLL forced) two-shot allreduces of 512 KiB and 1 MiB took 15.3 and 21.0 us with
+// 128 areas of 32 KiB a half (one round; 4 KiB channels) against 21.4 and 37.3 with 64 of 16 KiB
+// (two rounds and more), NCCL 14.4-14.5 and 17.5-17.6 (bench/results/four-h100-2026-11-27-lines/).
 uint32_t default_max_line_channels() {
   if (const char *v = std::getenv("MPIX_ST_COLL_LL_CHANNELS"); v && *v)
     return static_cast<uint32_t>(std::clamp<unsigned long long>(std::strtoull(v, nullptr, 10), 1, kMaxChannels));
-  return 64;
+  return 128;
 }
 uint64_t default_line_channel_bytes() {
   if (const char *v = std::getenv("MPIX_ST_COLL_LL_CHANNEL_KIB"); v && *v)
     return std::max<uint64_t>(std::strtoull(v, nullptr, 10), 1) * 1024;
   return 2 * 1024;
 }
-uint64_t line_region_offer(uint64_t line_channel_bytes) { return 8 * line_channel_bytes; }
+uint64_t line_region_offer(uint64_t line_channel_bytes) { return 16 * line_channel_bytes; }
 uint64_t scratch_bytes(uint64_t half_bytes, uint32_t line_channels, uint64_t line_region_bytes) {
   return 2 * half_bytes + 2 * line_channels * line_region_bytes;
 }
