@@ -53,6 +53,24 @@ bool lines_in_one_round(const Call &call, const Context &c, Algo algo) {
          line_round_capacity(call.kind, algo, c.size, c.line_region_bytes, elem_size(call.dtype)) * c.line_regions;
 }
 
+// auto's kLL: two-shot while one round holds the call; one-shot and direct calls within the limits
+// above, or on more than two ranks while one round holds the call and its busiest rank pushes at
+// most kLLMaxPushedOneRound (a reduce's ranks push their vector to the root once; the others push
+// to n - 1 peers). On 4 H100s (one job, kLL forced, replayed): direct allgathers of 256 KiB-1 MiB
+// received (768 KiB pushed at most) took 10.3-13.3 us against kSimple's 17.0-17.5, alltoalls alike
+// 10.6-13.6 against 17.5-17.7, bcasts of 64-256 KiB 7.7-9.9 against 11.7 (the chain 10.6-10.8);
+// from 1.5 MiB pushed kLL gained nothing or lost (2 MiB allgather 18.5 against 19.6, 512 KiB bcast
+// 14.7 against the chain's 11.2-11.5, 512 KiB one-shot allreduce 22.1-24.3 against 19.4), while a
+// 512 KiB reduce (its ranks push 512 KiB) took 11.0 against the chain's 12.2.
+constexpr uint64_t kLLMaxPushedOneRound = 1 << 20;
+bool lines_chosen(const Call &call, const Context &c, Algo algo) {
+  if (algo == kTwoShot) return lines_in_one_round(call, c, algo);
+  if (lines_fit(call, c)) return true;
+  const uint64_t bytes = call.count * elem_size(call.dtype);
+  const uint64_t busiest = call.kind == kReduce ? bytes : bytes_pushed(c, call.count, elem_size(call.dtype));
+  return c.size > 2 && busiest <= kLLMaxPushedOneRound && lines_in_one_round(call, c, algo);
+}
+
 // Channels of a kLL call: one per line_channel_bytes pushed, but no more than kLinePreferredChannels
 // unless the call needs more areas to finish in one round. On 4 H100s (one job, kLL forced) a
 // 64 KiB one-shot allreduce (96 channels' worth pushed) took 9.8 us on 64 channels and 10.6 on 96,
@@ -89,14 +107,15 @@ uint32_t line_channels_for(const Call &call, const Context &c, Algo algo, uint64
 // 15-16 (kSimple; kLL direct took 9.3 at 32 KiB, the chain 12.4), 16 us at 1 MiB against 17.6, and
 // reached 0.95 and 0.94x NCCL's bus bandwidth at 16 and 128 MiB (two-shot 0.70 and 0.58). On two
 // ranks every algorithm moves one vector: direct.
-// Bcast above this: the pipelined chain on more than two ranks (the root's links carry the data
-// once instead of n - 1 times). Thresholds: README, "Collectives".
+// Bcast on more than two ranks: direct while kLL serves it, else the pipelined chain (the root's
+// links carry the data once instead of n - 1 times): on 4 H100s (one job, replayed) the chain took
+// 10.6-10.8 us at 64-256 KiB against direct's 11.7 in kSimple (7.7-9.9 in kLL), and 11.2-11.5 at
+// 512 KiB against 13.5. Thresholds: README, "Collectives".
 constexpr uint64_t kOneShotLinesMaxBytes = 128 * 1024;
 constexpr uint64_t kOneShotMaxBytes = 512 * 1024;
 constexpr uint64_t kRingMinBytes = 4 << 20;
 constexpr uint64_t kRingMinBytesMany = 16 << 20;
 constexpr uint64_t kRingGatherMinBytes = 16 << 20;
-constexpr uint64_t kDirectBcastMaxBytes = 512 * 1024;
 
 Algo choose(const Call &call, const Context &c, Algo requested) {
   if (requested != kAuto) return requested;
@@ -108,9 +127,8 @@ Algo choose(const Call &call, const Context &c, Algo requested) {
     if (bytes <= kOneShotMaxBytes) return kOneShot;
     return bytes < kRingMinBytesMany ? kTwoShot : kRing;
   }
-  if (call.kind == kReduce)
-    return c.size > 2 && !lines_fit(call, c) && !lines_in_one_round(call, c, kOneShot) ? kChain : kOneShot;
-  if (call.kind == kBcast) return c.size <= 2 || bytes <= kDirectBcastMaxBytes ? kOneShot : kChain;
+  if (call.kind == kReduce) return c.size > 2 && !lines_chosen(call, c, kOneShot) ? kChain : kOneShot;
+  if (call.kind == kBcast) return c.size <= 2 || lines_chosen(call, c, kOneShot) ? kOneShot : kChain;
   if (call.kind == kAllgather && c.size > 2 && bytes * c.size >= kRingGatherMinBytes) return kRing;
   return kOneShot;
 }
@@ -152,14 +170,6 @@ core::Result protocol_from_env(bool *forced, Protocol *out) {
     return core::ok();
   }
   return core::fail(MPI_ERR_ARG, std::string("MPIX_ST_COLL_PROTOCOL=") + v + " names no protocol (auto, simple, ll)");
-}
-
-// auto's kLL: one-shot and direct calls within the limits above, or (reductions on more than two
-// ranks) in one round; two-shot in one round.
-bool lines_chosen(const Call &call, const Context &c, Algo algo) {
-  const bool reduction = call.kind == kAllreduce || call.kind == kReduce;
-  if (algo == kTwoShot) return lines_in_one_round(call, c, algo);
-  return lines_fit(call, c) || (reduction && c.size > 2 && lines_in_one_round(call, c, algo));
 }
 
 core::Result choose_protocol(const Call &call, const Context &c, Algo algo, Protocol *out) {
