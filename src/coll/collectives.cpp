@@ -95,7 +95,10 @@ uint32_t line_channels_for(const Call &call, const Context &c, Algo algo, uint64
 // On 4 H100s, once pushes went round the peers from me + 1 (no incast), two-shot took 43.2 us at
 // 4 MiB against the ring's 48.4-48.7, 69.3-69.8 at 8 MiB against 70.0-72.0, and the two met at
 // 16 MiB (110 against 107-110); NCCL 43, 64, 104.
-// On two ranks, one-shot up to kRingMinBytes, then the ring, whose halves overlap the link and the
+// On two ranks, one-shot, but two-shot in lines above what one-shot sends in lines up to
+// kTwoShotLinesMaxBytesPair where one round holds it (on 2 H100s, one job: 9.0, 9.6 and 11.6 us
+// replayed at 128, 256 and 512 KiB against one-shot's 11.4-11.9, 12.2 and 12.5 in kSimple, 16.2
+// against 14.1 at 1 MiB), up to kRingMinBytes, then the ring, whose halves overlap the link and the
 // reduction (measured on 2 H200s: equal at 2 MiB, ring 0.71x one-shot's time at 16 MiB, 0.69x at
 // 128 MiB).
 // Allgather on more than two ranks from kRingGatherMinBytes received: the ring (each link carries
@@ -112,6 +115,7 @@ uint32_t line_channels_for(const Call &call, const Context &c, Algo algo, uint64
 // 10.6-10.8 us at 64-256 KiB against direct's 11.7 in kSimple (7.7-9.9 in kLL), and 11.2-11.5 at
 // 512 KiB against 13.5. Thresholds: README, "Collectives".
 constexpr uint64_t kOneShotLinesMaxBytes = 128 * 1024;
+constexpr uint64_t kTwoShotLinesMaxBytesPair = 512 * 1024;
 constexpr uint64_t kOneShotMaxBytes = 512 * 1024;
 constexpr uint64_t kRingMinBytes = 4 << 20;
 constexpr uint64_t kRingMinBytesMany = 16 << 20;
@@ -120,7 +124,11 @@ constexpr uint64_t kRingGatherMinBytes = 16 << 20;
 Algo choose(const Call &call, const Context &c, Algo requested) {
   if (requested != kAuto) return requested;
   const uint64_t bytes = call.count * elem_size(call.dtype);
-  if (call.kind == kAllreduce && c.size <= 2) return bytes >= kRingMinBytes ? kRing : kOneShot;
+  if (call.kind == kAllreduce && c.size <= 2) {
+    if (bytes > kLLMaxPushedBytes && bytes <= kTwoShotLinesMaxBytesPair && lines_in_one_round(call, c, kTwoShot))
+      return kTwoShot;  // kLL
+    return bytes >= kRingMinBytes ? kRing : kOneShot;
+  }
   if (call.kind == kAllreduce) {
     if (bytes <= kOneShotLinesMaxBytes && lines_in_one_round(call, c, kOneShot)) return kOneShot;  // kLL
     if (lines_in_one_round(call, c, kTwoShot)) return kTwoShot;  // kLL
