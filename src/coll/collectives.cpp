@@ -54,21 +54,25 @@ bool lines_in_one_round(const Call &call, const Context &c, Algo algo) {
 }
 
 // auto's kLL: two-shot while one round holds the call; one-shot and direct calls within the limits
-// above, or on more than two ranks while one round holds the call and its busiest rank pushes at
-// most kLLMaxPushedOneRound (a reduce's ranks push their vector to the root once; the others push
-// to n - 1 peers). On 4 H100s (one job, kLL forced, replayed): direct allgathers of 256 KiB-1 MiB
-// received (768 KiB pushed at most) took 10.3-13.3 us against kSimple's 17.0-17.5, alltoalls alike
-// 10.6-13.6 against 17.5-17.7, bcasts of 64-256 KiB 7.7-9.9 against 11.7 (the chain 10.6-10.8);
-// from 1.5 MiB pushed kLL gained nothing or lost (2 MiB allgather 18.5 against 19.6, 512 KiB bcast
-// 14.7 against the chain's 11.2-11.5, 512 KiB one-shot allreduce 22.1-24.3 against 19.4), while a
-// 512 KiB reduce (its ranks push 512 KiB) took 11.0 against the chain's 12.2.
+// above, or while one round holds the call, its busiest rank pushes at most kLLMaxPushedOneRound
+// and each peer gets at most kLLMaxPeerOneRound (a reduce's ranks push their vector to the root
+// once; the others push to n - 1 peers). Replayed, one job each, kLL forced against kSimple:
+// on 4 H100s direct allgathers of 256 KiB-1 MiB received (768 KiB pushed at most) took 10.3-13.3
+// us against 17.0-17.5, alltoalls alike 10.6-13.6 against 17.5-17.7, bcasts of 64-256 KiB 7.7-9.9
+// against 11.7 (the chain 10.6-10.8); from 1.5 MiB pushed kLL gained nothing or lost (2 MiB
+// allgather 18.5 against 19.6, 512 KiB bcast 14.7 against the chain's 11.2-11.5, 512 KiB one-shot
+// allreduce 22.1-24.3 against 19.4), while a 512 KiB reduce took 11.0 against the chain's 12.2.
+// On 2 H100s, from 64 KiB to 512 KiB a peer kLL took 0.64-0.92x kSimple's time in every
+// collective (one-shot allreduce 7.8, 9.2, 11.6 us at 128, 256, 512 KiB against 11.6, 11.9, 12.6),
+// at 1 MiB a peer 1.02-1.10x (bcast 11.5 against 10.5, allreduce 15.1 against 14.1).
 constexpr uint64_t kLLMaxPushedOneRound = 1 << 20;
+constexpr uint64_t kLLMaxPeerOneRound = 512 * 1024;
 bool lines_chosen(const Call &call, const Context &c, Algo algo) {
   if (algo == kTwoShot) return lines_in_one_round(call, c, algo);
   if (lines_fit(call, c)) return true;
   const uint64_t bytes = call.count * elem_size(call.dtype);
   const uint64_t busiest = call.kind == kReduce ? bytes : bytes_pushed(c, call.count, elem_size(call.dtype));
-  return c.size > 2 && busiest <= kLLMaxPushedOneRound && lines_in_one_round(call, c, algo);
+  return bytes <= kLLMaxPeerOneRound && busiest <= kLLMaxPushedOneRound && lines_in_one_round(call, c, algo);
 }
 
 // Channels of a kLL call: one per line_channel_bytes pushed, but no more than kLinePreferredChannels
@@ -95,10 +99,7 @@ uint32_t line_channels_for(const Call &call, const Context &c, Algo algo, uint64
 // On 4 H100s, once pushes went round the peers from me + 1 (no incast), two-shot took 43.2 us at
 // 4 MiB against the ring's 48.4-48.7, 69.3-69.8 at 8 MiB against 70.0-72.0, and the two met at
 // 16 MiB (110 against 107-110); NCCL 43, 64, 104.
-// On two ranks, one-shot, but two-shot in lines above what one-shot sends in lines up to
-// kTwoShotLinesMaxBytesPair where one round holds it (on 2 H100s, one job: 9.0, 9.6 and 11.6 us
-// replayed at 128, 256 and 512 KiB against one-shot's 11.4-11.9, 12.2 and 12.5 in kSimple, 16.2
-// against 14.1 at 1 MiB), up to kRingMinBytes, then the ring, whose halves overlap the link and the
+// On two ranks, one-shot up to kRingMinBytes, then the ring, whose halves overlap the link and the
 // reduction (measured on 2 H200s: equal at 2 MiB, ring 0.71x one-shot's time at 16 MiB, 0.69x at
 // 128 MiB).
 // Allgather on more than two ranks from kRingGatherMinBytes received: the ring (each link carries
@@ -115,7 +116,6 @@ uint32_t line_channels_for(const Call &call, const Context &c, Algo algo, uint64
 // 10.6-10.8 us at 64-256 KiB against direct's 11.7 in kSimple (7.7-9.9 in kLL), and 11.2-11.5 at
 // 512 KiB against 13.5. Thresholds: README, "Collectives".
 constexpr uint64_t kOneShotLinesMaxBytes = 128 * 1024;
-constexpr uint64_t kTwoShotLinesMaxBytesPair = 512 * 1024;
 constexpr uint64_t kOneShotMaxBytes = 512 * 1024;
 constexpr uint64_t kRingMinBytes = 4 << 20;
 constexpr uint64_t kRingMinBytesMany = 16 << 20;
@@ -124,11 +124,7 @@ constexpr uint64_t kRingGatherMinBytes = 16 << 20;
 Algo choose(const Call &call, const Context &c, Algo requested) {
   if (requested != kAuto) return requested;
   const uint64_t bytes = call.count * elem_size(call.dtype);
-  if (call.kind == kAllreduce && c.size <= 2) {
-    if (bytes > kLLMaxPushedBytes && bytes <= kTwoShotLinesMaxBytesPair && lines_in_one_round(call, c, kTwoShot))
-      return kTwoShot;  // kLL
-    return bytes >= kRingMinBytes ? kRing : kOneShot;
-  }
+  if (call.kind == kAllreduce && c.size <= 2) return bytes >= kRingMinBytes ? kRing : kOneShot;
   if (call.kind == kAllreduce) {
     if (bytes <= kOneShotLinesMaxBytes && lines_in_one_round(call, c, kOneShot)) return kOneShot;  // kLL
     if (lines_in_one_round(call, c, kTwoShot)) return kTwoShot;  // kLL
