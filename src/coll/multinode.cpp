@@ -47,9 +47,10 @@ class Enqueuer {
  public:
   // reduce_algo, bcast_algo: what MPIX_ST_REDUCE_ALGO and MPIX_ST_BCAST_ALGO name, for the
   // node-local steps.
-  Enqueuer(Context &c, const Call &call, Algo reduce_algo, Algo bcast_algo)
+  // pipeline: MPIX_ST_COLL_PIPELINE (see Chunks).
+  Enqueuer(Context &c, const Call &call, Algo reduce_algo, Algo bcast_algo, bool pipeline)
       : c_(c), n_(*c.net), call_(call), esize_(elem_size(call.dtype)), reduce_algo_(reduce_algo),
-        bcast_algo_(bcast_algo) {}
+        bcast_algo_(bcast_algo), pipeline_(pipeline) {}
 
   // Bytes of one slot when the scratch is cut into `slots`, and elements one chunk moves.
   uint64_t slot_bytes(uint64_t slots) const { return n_.scratch_bytes / slots / kSlotAlign * kSlotAlign; }
@@ -57,6 +58,36 @@ class Enqueuer {
   char *slot(uint64_t slots, int j) const { return static_cast<char *>(n_.scratch) + j * slot_bytes(slots); }
   int node_size() const { return n_.node->size; }
   int local_root(int rank) const { return n_.local_rank_of[rank]; }
+
+  // The chunks of a call (seed 003's pipelining, between nodes). A call larger than one chunk of
+  // `slots` slots takes two sets of them, chunk k in set k % 2, and each target posts its exposure
+  // for chunk k + 1 as soon as it has waited for chunk k, before it reduces or copies chunk k out.
+  // Origins then put chunk k + 1 into the other set while the target still works on chunk k: the
+  // post's round trip leaves the critical path, and where origins and targets do different work
+  // (bcast, reduce) the network runs beside the node-local steps. A call that fits one chunk, or
+  // MPIX_ST_COLL_PIPELINE=0, keeps one set and posts each chunk's exposure at its start.
+  struct Chunks {
+    uint64_t slots = 1, sets = 1, cap = 0, count = 0;  // cap: elements a chunk moves; count: chunks
+  };
+  Chunks chunks(uint64_t slots) const {
+    Chunks c;
+    c.slots = slots;
+    c.cap = chunk_elems(slots);
+    if (pipeline_ && call_.count > c.cap && chunk_elems(2 * slots) > 0) {
+      c.sets = 2;
+      c.cap = chunk_elems(2 * slots);
+    }
+    c.count = c.cap ? (call_.count + c.cap - 1) / c.cap : 0;
+    return c;
+  }
+  uint64_t set_slot_bytes(const Chunks &c) const { return slot_bytes(c.slots * c.sets); }
+  // Slot j of chunk k's set: its offset in every rank's window, and its address here.
+  uint64_t set_slot_offset(const Chunks &c, uint64_t k, int j) const {
+    return ((k % c.sets) * c.slots + j) * set_slot_bytes(c);
+  }
+  char *set_slot(const Chunks &c, uint64_t k, int j) const {
+    return static_cast<char *>(n_.scratch) + set_slot_offset(c, k, j);
+  }
 
   // A node-local collective step on the node communicator.
   core::Result node_step(Kind kind, const void *send, void *recv, uint64_t count, int root) {
@@ -107,26 +138,44 @@ class Enqueuer {
   // `targets`: the access group when it must not follow the puts (a ring step with nothing to put
   // still synchronises with its neighbour).
   core::Result epoch(const std::vector<int> &origins, const std::vector<Put> &puts, std::vector<int> targets = {}) {
+    if (core::Result r = expose(origins)) return r;
+    if (core::Result r = access(puts, std::move(targets))) return r;
+    return await(origins);
+  }
+  // The epoch's parts: the exposure opened (post), the access epoch (start, puts, complete), the
+  // exposure closed (wait).
+  core::Result expose(const std::vector<int> &origins) {
+    if (origins.empty()) return core::ok();
+    Group g(call_.comm, origins);
+    return core::post(*n_.window, g, 0, call_.stream, true);
+  }
+  core::Result access(const std::vector<Put> &puts, std::vector<int> targets = {}) {
     core::Window &w = *n_.window;
     if (targets.empty())
       for (const Put &p : puts) targets.push_back(p.target);
-    if (!origins.empty()) {
-      Group g(call_.comm, origins);
-      if (core::Result r = core::post(w, g, 0, call_.stream, true)) return r;
+    if (targets.empty()) return core::ok();
+    Group g(call_.comm, targets);
+    if (core::Result r = core::start(w, g, core::kModeStream)) return r;
+    for (const Put &p : puts) {
+      core::RmaRequest q{core::RmaKind::put, const_cast<void *>(p.origin), static_cast<int>(p.bytes), MPI_BYTE,
+                         p.target, static_cast<MPI_Aint>(p.offset), static_cast<int>(p.bytes), MPI_BYTE,
+                         MPI_OP_NULL};
+      if (core::Result r = core::record(w, q)) return r;
     }
-    if (!targets.empty()) {
-      Group g(call_.comm, targets);
-      if (core::Result r = core::start(w, g, core::kModeStream)) return r;
-      for (const Put &p : puts) {
-        core::RmaRequest q{core::RmaKind::put, const_cast<void *>(p.origin), static_cast<int>(p.bytes), MPI_BYTE,
-                           p.target, static_cast<MPI_Aint>(p.offset), static_cast<int>(p.bytes), MPI_BYTE,
-                           MPI_OP_NULL};
-        if (core::Result r = core::record(w, q)) return r;
-      }
-      if (core::Result r = core::complete(w, call_.stream, true)) return r;
-    }
-    if (!origins.empty()) return core::wait(w, call_.stream, true);
-    return core::ok();
+    return core::complete(w, call_.stream, true);
+  }
+  core::Result await(const std::vector<int> &origins) {
+    if (origins.empty()) return core::ok();
+    return core::wait(*n_.window, call_.stream, true);
+  }
+  // A target's exposure for chunk k (Chunks): opened at the chunk's start with one set, or, with
+  // two, for chunk 0 only: the wait for chunk k then opens chunk k + 1's.
+  core::Result expose_chunk(const Chunks &c, uint64_t k, const std::vector<int> &origins) {
+    return c.sets == 1 || k == 0 ? expose(origins) : core::ok();
+  }
+  core::Result await_chunk(const Chunks &c, uint64_t k, const std::vector<int> &origins) {
+    if (core::Result r = await(origins)) return r;
+    return c.sets == 2 && k + 1 < c.count ? expose(origins) : core::ok();
   }
 
   const char *in() const { return static_cast<const char *>(call_.sendbuf); }
@@ -258,20 +307,23 @@ class Enqueuer {
   }
 
   core::Result allreduce() {
-    const int me = c_.rank, leader = n_.leader_of_node[n_.node_index];
-    const uint64_t slots = n_.nodes, cap = chunk_elems(slots), sb = slot_bytes(slots);
+    const bool lead = c_.rank == n_.leader_of_node[n_.node_index];
+    const Chunks ch = chunks(n_.nodes);
+    const uint64_t sb = set_slot_bytes(ch);
     std::vector<int> others;
     for (int j = 0; j < n_.nodes; ++j)
       if (j != n_.node_index) others.push_back(n_.leader_of_node[j]);
-    for (uint64_t f = 0; f < call_.count; f += cap) {
-      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_;
-      char *mine = slot(slots, n_.node_index);
+    for (uint64_t k = 0, f = 0; f < call_.count; ++k, f += ch.cap) {
+      const uint64_t e = std::min(ch.cap, call_.count - f), off = f * esize_;
+      char *mine = set_slot(ch, k, n_.node_index);
       if (core::Result r = node_step(kReduce, in() + off, mine, e, 0)) return r;
-      if (me == leader) {
+      if (lead) {
+        if (core::Result r = expose_chunk(ch, k, others)) return r;
         std::vector<Put> puts;
-        for (int t : others) puts.push_back({t, mine, n_.node_index * sb, e * esize_});
-        if (core::Result r = epoch(others, puts)) return r;
-        if (core::Result r = local_step(kLocalReduce, slot(slots, 0), out() + off, e, n_.nodes, sb, 0)) return r;
+        for (int t : others) puts.push_back({t, mine, set_slot_offset(ch, k, n_.node_index), e * esize_});
+        if (core::Result r = access(puts)) return r;
+        if (core::Result r = await_chunk(ch, k, others)) return r;
+        if (core::Result r = local_step(kLocalReduce, set_slot(ch, k, 0), out() + off, e, n_.nodes, sb, 0)) return r;
       }
       if (node_size() > 1)
         if (core::Result r = node_step(kBcast, out() + off, out() + off, e, 0)) return r;
@@ -299,19 +351,21 @@ class Enqueuer {
     const int me = c_.rank, root = call_.root, root_node = n_.node_of[root];
     const bool on_root_node = n_.node_index == root_node;
     const int leader = on_root_node ? root : n_.leader_of_node[n_.node_index];
-    const uint64_t slots = n_.nodes, cap = chunk_elems(slots), sb = slot_bytes(slots);
+    const Chunks ch = chunks(n_.nodes);
+    const uint64_t sb = set_slot_bytes(ch);
     std::vector<int> senders;
     for (int j = 0; j < n_.nodes; ++j)
       if (j != root_node) senders.push_back(n_.leader_of_node[j]);
-    for (uint64_t f = 0; f < call_.count; f += cap) {
-      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_;
-      char *mine = slot(slots, n_.node_index);
+    for (uint64_t k = 0, f = 0; f < call_.count; ++k, f += ch.cap) {
+      const uint64_t e = std::min(ch.cap, call_.count - f), off = f * esize_;
+      char *mine = set_slot(ch, k, n_.node_index);
       if (core::Result r = node_step(kReduce, in() + off, mine, e, local_root(leader))) return r;
       if (me == root) {
-        if (core::Result r = epoch(senders, {})) return r;
-        if (core::Result r = local_step(kLocalReduce, slot(slots, 0), out() + off, e, n_.nodes, sb, 0)) return r;
+        if (core::Result r = expose_chunk(ch, k, senders)) return r;
+        if (core::Result r = await_chunk(ch, k, senders)) return r;
+        if (core::Result r = local_step(kLocalReduce, set_slot(ch, k, 0), out() + off, e, n_.nodes, sb, 0)) return r;
       } else if (me == leader) {
-        if (core::Result r = epoch({}, {{root, mine, n_.node_index * sb, e * esize_}})) return r;
+        if (core::Result r = access({{root, mine, set_slot_offset(ch, k, n_.node_index), e * esize_}})) return r;
       }
     }
     return core::ok();
@@ -321,22 +375,23 @@ class Enqueuer {
     const int me = c_.rank, root = call_.root, root_node = n_.node_of[root];
     const bool on_root_node = n_.node_index == root_node;
     const bool leader = !on_root_node && me == n_.leader_of_node[n_.node_index];
-    const uint64_t cap = chunk_elems(1);
+    const Chunks ch = chunks(1);
     std::vector<int> leaders;
     for (int j = 0; j < n_.nodes; ++j)
       if (j != root_node) leaders.push_back(n_.leader_of_node[j]);
-    for (uint64_t f = 0; f < call_.count; f += cap) {
-      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_;
+    for (uint64_t k = 0, f = 0; f < call_.count; ++k, f += ch.cap) {
+      const uint64_t e = std::min(ch.cap, call_.count - f), off = f * esize_;
       char *buf = out() + off;
       if (on_root_node && node_size() > 1)
         if (core::Result r = node_step(kBcast, buf, buf, e, local_root(root))) return r;
       if (me == root) {
         std::vector<Put> puts;
-        for (int t : leaders) puts.push_back({t, buf, 0, e * esize_});
-        if (core::Result r = epoch({}, puts)) return r;
+        for (int t : leaders) puts.push_back({t, buf, set_slot_offset(ch, k, 0), e * esize_});
+        if (core::Result r = access(puts)) return r;
       } else if (leader) {
-        if (core::Result r = epoch({root}, {})) return r;
-        if (core::Result r = local_step(kLocalCopy, slot(1, 0), buf, e, 1, 0, 0)) return r;
+        if (core::Result r = expose_chunk(ch, k, {root})) return r;
+        if (core::Result r = await_chunk(ch, k, {root})) return r;
+        if (core::Result r = local_step(kLocalCopy, set_slot(ch, k, 0), buf, e, 1, 0, 0)) return r;
       }
       if (!on_root_node && node_size() > 1)
         if (core::Result r = node_step(kBcast, buf, buf, e, 0)) return r;
@@ -372,18 +427,22 @@ class Enqueuer {
   // peer, then all slots copied out into the receive blocks.
   core::Result gather_blocks(bool personal) {
     const int me = c_.rank, n = c_.size;
-    const uint64_t slots = n, cap = chunk_elems(slots), sb = slot_bytes(slots);
+    const Chunks ch = chunks(n);
+    const uint64_t sb = set_slot_bytes(ch);
     const uint64_t block = call_.count * esize_;
     std::vector<int> peers;
     for (int q = 0; q < n; ++q)
       if (q != me) peers.push_back(q);
-    for (uint64_t f = 0; f < call_.count; f += cap) {
-      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_;
+    for (uint64_t k = 0, f = 0; f < call_.count; ++k, f += ch.cap) {
+      const uint64_t e = std::min(ch.cap, call_.count - f), off = f * esize_;
+      if (core::Result r = expose_chunk(ch, k, peers)) return r;
       std::vector<Put> puts;
-      for (int q : peers) puts.push_back({q, in() + (personal ? q * block : 0) + off, me * sb, e * esize_});
-      if (core::Result r = epoch(peers, puts)) return r;
+      for (int q : peers)
+        puts.push_back({q, in() + (personal ? q * block : 0) + off, set_slot_offset(ch, k, me), e * esize_});
+      if (core::Result r = access(puts, peers)) return r;
+      if (core::Result r = await_chunk(ch, k, peers)) return r;
       const char *own = in() + (personal ? me * block : 0) + off;
-      if (core::Result r = local_step(kLocalCopy, slot(slots, 0), out() + off, e, n, sb, block, me, own)) return r;
+      if (core::Result r = local_step(kLocalCopy, set_slot(ch, k, 0), out() + off, e, n, sb, block, me, own)) return r;
     }
     return core::ok();
   }
@@ -433,6 +492,7 @@ class Enqueuer {
   const Call &call_;
   uint64_t esize_;
   Algo reduce_algo_, bcast_algo_;
+  bool pipeline_;
 };
 
 // How the nodes' leaders exchange partials or data across nodes, read at each call from
@@ -484,6 +544,19 @@ core::Result allgather_rails_chosen(const Net &n, bool *rails) {
                                        " names no way across nodes (auto, direct, rails)");
   *rails = std::strcmp(v, "rails") == 0;
   return core::ok();
+}
+
+// Whether calls larger than a chunk pipeline their chunks (Enqueuer::Chunks): MPIX_ST_COLL_PIPELINE,
+// read at each call, 1 (the default) or 0. Provisional: no network has measured it.
+core::Result pipeline_chosen(bool *pipeline) {
+  const char *v = std::getenv("MPIX_ST_COLL_PIPELINE");
+  *pipeline = true;
+  if (!v || !*v || std::strcmp(v, "1") == 0) return core::ok();
+  if (std::strcmp(v, "0") == 0) {
+    *pipeline = false;
+    return core::ok();
+  }
+  return core::fail(MPI_ERR_ARG, std::string("MPIX_ST_COLL_PIPELINE=") + v + " is neither 0 nor 1");
 }
 
 bool local_steps_drained(const Net &n) {
@@ -597,7 +670,9 @@ core::Result enqueue_multinode(Context &c, const Call &call, bool capturing) {
   bool rails = false;
   if (call.kind == kAllgather)
     if (core::Result r = allgather_rails_chosen(*c.net, &rails)) return r;
-  Enqueuer e(c, call, reduce_algo, bcast_algo);
+  bool pipeline = true;
+  if (core::Result r = pipeline_chosen(&pipeline)) return r;
+  Enqueuer e(c, call, reduce_algo, bcast_algo, pipeline);
   // Slots the window is cut into: one (bcast), one per rank (allgather, alltoall), one per node
   // (allreduce, reduce), one more for the ring's receive slot, or the tree's own vector and a
   // receive slot per level.

@@ -20,7 +20,10 @@
 //              Allgather over rails (MPIX_ST_ALLGATHER_ACROSS, seed 004): a block crosses the
 //              network once per node, to the rank with the sender's local index, which forwards it
 //              within its node in a second, node-local epoch.
-// Vectors larger than a scratch slot run in chunks, each chunk a full pass of the steps.
+// Vectors larger than a scratch slot run in chunks, each chunk a full pass of the steps; with two
+// sets of slots, a target posts its exposure for the next chunk before it uses this one, so the
+// next chunk travels while this one is reduced or copied out (Enqueuer::Chunks, in multinode.cpp;
+// not the rails allgather, whose two epochs share the window, nor the leaders' ring and tree).
 #pragma once
 #include <mpi.h>
 

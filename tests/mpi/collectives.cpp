@@ -654,8 +654,8 @@ void bad_arguments(const Comm &c, void *s) {
   checked(MPIX_Allreduce_stream(a.p, b.p, 4, MPI_INT, MPI_SUM, c.comm, s), MPI_ERR_ARG, "bogus algorithm", "bogus");
   unsetenv("MPIX_ST_ALLREDUCE_ALGO");
   if (spans_nodes(c)) {
-    // Each leaders variable, and MPIX_ST_ALLGATHER_ACROSS, refuses what it does not name (the ring
-    // is for allreduce only).
+    // Each leaders variable, MPIX_ST_ALLGATHER_ACROSS and MPIX_ST_COLL_PIPELINE refuse what they do
+    // not name (the ring is for allreduce only).
     enum Call { allreduce, reduce, bcast, allgather };
     struct Leaders {
       Call call;
@@ -666,7 +666,8 @@ void bad_arguments(const Comm &c, void *s) {
                              Leaders{reduce, "MPIX_ST_REDUCE_LEADERS", "ring"},
                              Leaders{bcast, "MPIX_ST_BCAST_LEADERS", "bogus"},
                              Leaders{bcast, "MPIX_ST_BCAST_LEADERS", "ring"},
-                             Leaders{allgather, "MPIX_ST_ALLGATHER_ACROSS", "bogus"}}) {
+                             Leaders{allgather, "MPIX_ST_ALLGATHER_ACROSS", "bogus"},
+                             Leaders{allreduce, "MPIX_ST_COLL_PIPELINE", "2"}}) {
       const char *was = std::getenv(l.var);
       const std::string kept = was ? was : "", what = std::string(l.var) + "=" + l.value;
       setenv(l.var, l.value, 1);
