@@ -81,8 +81,8 @@ bool lines_chosen(const Call &call, const Context &c, Algo algo) {
 // a 128 KiB one 10.5 on 64 and 10.9-11.0 on 128, while a 512 KiB reduce took 11.0 us on the 128 it
 // needs for one round against the chain's 12.2.
 constexpr uint32_t kLinePreferredChannels = 64;
-uint32_t line_channels_for(const Call &call, const Context &c, Algo algo, uint64_t line_pushed) {
-  const uint64_t per_channel = line_round_capacity(call.kind, algo, c.size, c.line_region_bytes, elem_size(call.dtype));
+// per_channel: elements one channel moves in a round (line_round_capacity).
+uint32_t line_channels_for(const Call &call, const Context &c, uint64_t per_channel, uint64_t line_pushed) {
   const uint64_t wanted = std::min<uint64_t>((line_pushed + c.line_channel_bytes - 1) / c.line_channel_bytes,
                                              kLinePreferredChannels);
   const uint64_t one_round = per_channel ? (call.count + per_channel - 1) / per_channel : 1;
@@ -262,10 +262,10 @@ core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bo
   if (proto == kLL) {
     // Two-shot pushes n - 1 parts of an n-th and then its result part n - 1 times.
     const uint64_t line_pushed = is_two_shot(a.kind, a.algo) ? 2 * pushed / c.size : pushed;
-    a.channels = line_channels_for(call, c, static_cast<Algo>(a.algo), line_pushed);
-    a.threads = line_threads_for(line_pushed / a.channels);
     a.line_region_bytes = c.line_region_bytes;
     a.round_elems = line_round_capacity(a.kind, a.algo, a.size, a.line_region_bytes, elem_size(a.dtype));
+    a.channels = line_channels_for(call, c, a.round_elems, line_pushed);
+    a.threads = line_threads_for(line_pushed / a.channels);
   } else {
     a.channels = channels_for(pushed, c.channel_bytes, c.regions);
     a.threads = threads_for(pushed / a.channels);
