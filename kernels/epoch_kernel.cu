@@ -226,20 +226,29 @@ __device__ void copy_staged(const Item &it, uint64_t tid, uint64_t nthreads) {
   }
 }
 
-// The live-window word of a captured launch (0 for eager ones, which never check it).
-__device__ uint32_t alive_word(const mpix::work::LaunchHeader &h) {
-  if (!(h.bits & mpix::work::kCheckAlive)) return 0;
-  return reinterpret_cast<const volatile uint32_t *>(h.alive_addr)[mpix::work::window_alive_slot(h.window_id)];
+// The live-window words of a captured launch: its window's, and that of a post merged in front
+// (equal to the window's where there is none). Eager launches never check them (0, 0).
+struct AliveWords {
+  uint32_t window, lead;
+};
+__device__ AliveWords alive_words(const mpix::work::LaunchHeader &h) {
+  if (!(h.bits & mpix::work::kCheckAlive)) return {0, 0};
+  const volatile uint32_t *table = reinterpret_cast<const volatile uint32_t *>(h.alive_addr);
+  const uint32_t window = table[mpix::work::window_alive_slot(h.window_id)];
+  return {window, h.lead_window_id ? table[mpix::work::window_alive_slot(h.lead_window_id)] : h.window_id + 1};
 }
 
-// A replayed launch whose window was freed: report it once and touch nothing more (its memory and
-// its peers' mappings are gone; its own flag memory stays mapped, see the kernel).
-__device__ bool window_freed(const mpix::work::LaunchHeader &h, uint32_t alive) {
-  if (!(h.bits & mpix::work::kCheckAlive) || alive == h.window_id + 1) return false;
+// A replayed launch whose window (or merged post's window) was freed: report it once and touch
+// nothing more (its memory and its peers' mappings are gone; its own flag memory stays mapped,
+// see the kernel).
+__device__ bool window_freed(const mpix::work::LaunchHeader &h, AliveWords alive) {
+  if (!(h.bits & mpix::work::kCheckAlive)) return false;
+  const bool lead_alive = !h.lead_window_id || alive.lead == h.lead_window_id + 1;
+  if (alive.window == h.window_id + 1 && lead_alive) return false;
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     auto *box = reinterpret_cast<mpix::work::WatchdogMailbox *>(h.mailbox_addr);
     if (atomicCAS(&box->fired, 0u, 1u) == 0u) {
-      box->window_id = h.window_id;
+      box->window_id = lead_alive ? h.window_id : h.lead_window_id;
       box->peer = -1;
       box->reason = mpix::work::kFreedWindow;
       box->expected = box->observed = 0;
@@ -255,7 +264,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // their latencies overlap (one after the other they cost about 0.4 us per epoch round trip on
   // H100). A freed window's cursors may be read: they lie in its own flag memory, which the
   // backend never hands back (device_backend.cpp, free_flags).
-  const uint32_t alive = alive_word(p.h);
+  const AliveWords alive = alive_words(p.h);
   // Slot t is thread t's, in shared memory rather than registers the copies need. (Loading the
   // signals' values here too made the kernel spill registers; they load after the data.)
   __shared__ uint64_t wait_values[mpix::work::kItemsPerLaunch];

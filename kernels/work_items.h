@@ -160,6 +160,10 @@ struct LaunchHeader {
   uint16_t reserved;
   uint32_t window_id;      // diagnostics
   uint32_t ticket_expect;  // multi-block launches: ticket value the last block observes
+  // kCheckAlive: a post of another window merged in front (src/gpu/list_merge.h) signals into
+  // that window's peers, so replays check it is alive too; 0: none.
+  uint32_t lead_window_id;
+  uint32_t reserved2;
   uint64_t watchdog_ns;    // 0: wait forever
   uint64_t ticket_addr;    // multi-block launches: device counter shared by the blocks
   uint64_t mailbox_addr;   // host-mapped WatchdogMailbox

@@ -20,6 +20,7 @@ struct Context {
   int sync_every;  // st: synchronise the stream every this many exchanges (0: at the end only)
   bool graph;      // st, nccl: replay a captured block (--graph)
   bool datatypes;  // rma, st: put each region from the field through a derived type (--datatypes)
+  int st_windows;  // st: 1 or 2 windows (--st-windows)
 };
 
 // A block of exchanges, enqueued eagerly or captured once into a graph (CUDA graph;

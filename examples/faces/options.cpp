@@ -28,6 +28,7 @@ bool check_numbers(const Options &o, std::string *error) {
   else if (o.ranks_per_gpu < 1) *error = "--ranks-per-gpu must be at least 1";
   else if (o.throttle_sync < 0) *error = "--throttle-sync must not be negative";
   else if (o.graph && o.throttle_sync > 0) *error = "--graph replays whole blocks: it excludes --throttle-sync";
+  else if (o.st_windows != 1 && o.st_windows != 2) *error = "--st-windows must be 1 or 2";
   else return true;
   return false;
 }
@@ -36,13 +37,17 @@ bool check_numbers(const Options &o, std::string *error) {
 
 const char *usage() {
   return "usage: faces [--mode p2p|rma|st|nccl|all] [--periodic] [--ranks-per-gpu K] [--throttle-sync K]\n"
-         "             [--graph] [--datatypes] [--json FILE] lx ly lz mx my mz n niface niel nshare\n"
+         "             [--graph] [--datatypes] [--st-windows 1|2] [--json FILE]\n"
+         "             lx ly lz mx my mz n niface niel nshare\n"
          "  --datatypes rma and st: put each face, edge and corner straight from the field through an\n"
          "              MPI derived datatype (no pack kernel); the received\n"
          "              copies stay contiguous and the unpack-add kernel sums them. p2p and nccl pack\n"
          "  --graph     st and nccl: capture one block of exchanges into a graph (the same kernels and\n"
          "              calls) after running the warm-up block eagerly, and replay it for every timed\n"
          "              block; p2p and rma stay eager (they are host-driven)\n"
+         "  --st-windows W  st: 2 (default): two windows over two receive buffers, used in turn; each\n"
+         "              exchange posts the next exchange's window before its own complete, so peers\n"
+         "              find it exposed; 1: one window, posted in each exchange\n"
          "  --throttle-sync K  st: synchronise the stream every K exchanges (application-level\n"
          "              throttling of triggered operations); 0: once per timed block\n"
          "  lx ly lz    rank grid (x fastest); the run needs lx*ly*lz ranks\n"
@@ -74,6 +79,11 @@ bool parse_options(int argc, char **argv, Options *o, std::string *error) {
     } else if (std::strcmp(arg, "--throttle-sync") == 0 && has_value) {
       if (!to_int(argv[++a], &o->throttle_sync)) {
         *error = "--throttle-sync needs an integer";
+        return false;
+      }
+    } else if (std::strcmp(arg, "--st-windows") == 0 && has_value) {
+      if (!to_int(argv[++a], &o->st_windows)) {
+        *error = "--st-windows needs an integer";
         return false;
       }
     } else if (std::strcmp(arg, "--graph") == 0) {

@@ -99,7 +99,7 @@ bool write_json(const std::string &path, const RunInfo &run, const std::vector<M
     << ", \"n\": " << o.n << ", \"niface\": " << o.niface << ", \"niel\": " << o.niel << ", \"nshare\": " << o.nshare
     << ", \"interior\": " << (o.interior() ? "true" : "false") << ", \"ranks_per_gpu\": " << o.ranks_per_gpu
     << ", \"throttle_sync\": " << o.throttle_sync << ", \"graph\": " << (o.graph ? "true" : "false")
-    << ", \"datatypes\": " << (o.datatypes ? "true" : "false")
+    << ", \"datatypes\": " << (o.datatypes ? "true" : "false") << ", \"st_windows\": " << o.st_windows
     << ", \"mode\": " << quoted(o.mode) << "},\n";
   j << "  \"versions\": {\"mpix_st\": \"" << MPIX_ST_VERSION_MAJOR << "." << MPIX_ST_VERSION_MINOR
     << "\", \"backend\": " << quoted(run.backend) << ", \"mpi_library\": " << quoted(run.mpi_library)

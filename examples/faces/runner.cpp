@@ -77,7 +77,7 @@ ModeResult run_mode(const std::string &mode, const Options &o, const Grid &grid,
   MPI_Comm_size(comm, &r.ranks);
   const size_t field_bytes = static_cast<size_t>(plan.shape.points()) * sizeof(double);
   double *field = static_cast<double *>(xdev::alloc(field_bytes));
-  const Context c{plan, field, stream, comm, o.interior(), o.throttle_sync, o.graph, o.datatypes};
+  const Context c{plan, field, stream, comm, o.interior(), o.throttle_sync, o.graph, o.datatypes, o.st_windows};
   BlockRunner blocks(o, grid, c, check_threads);
   double seconds = 0;
   double mine_ops[2] = {0, 0};

@@ -50,6 +50,9 @@ struct WorkList {
   // signals (work::kSignalAdd) run after these. Trailing ops cost the device a second launch.
   std::vector<work::Item> trailing_waits, trailing_ops;
   uint32_t window_id = 0;
+  // A post of another window merged in front (list_merge.h): its signals lead, and replays check
+  // that window is alive too. 0: none.
+  uint32_t lead_window_id = 0;
   uint64_t watchdog_ns = 0;  // 0: waits never time out
   bool captured = false;     // enqueued into a stream capture: replays check the window is alive
   bool empty() const {
@@ -63,6 +66,7 @@ struct WorkList {
     signals.clear();
     trailing_waits.clear();
     trailing_ops.clear();
+    lead_window_id = 0;
     captured = false;
   }
 };

@@ -18,6 +18,14 @@
 // Counting signals (cursor advances) all run last; each cursor-relative value of the later list
 // is raised by what the earlier list's counts add to its cursor, as if they had run between.
 //
+// Lists join within one window, with one exception: a list of signals alone (a post) may lead the
+// lists of another window. That is the double-buffered exchange, where each iteration posts the
+// next iteration's window before this one's complete and wait, so peers find the exposure open a
+// whole iteration early and no post hop is left on the critical path (examples/faces, st). The
+// merged list takes the later window's id (its waits are that window's, for watchdog reports) and
+// keeps the post's as lead_window_id, so a replay checks both windows are alive. One such window a
+// list.
+//
 // MPIX_ST_GRAPH_MERGE=0 turns merging off. One effect to know: work that another captured stream
 // joins (an event recorded after a post, waited for elsewhere) waits for the merged node, i.e.
 // also for the complete and wait that followed the post.
@@ -42,6 +50,10 @@ inline bool is_count(const work::Item &it) { return (it.flags & work::kSignalAdd
 
 // The ordered parts of a list, as a kernel runs them.
 enum Phase { kLead = 0, kWaits = 1, kOps = 2, kStores = 3, kTrail = 4, kNone = -1 };
+
+inline bool signals_only(const WorkList &l) {
+  return l.waits.empty() && l.ops.empty() && l.trailing_waits.empty() && l.trailing_ops.empty();
+}
 
 inline bool has_stores(const WorkList &l) {
   for (const work::Item &it : l.signals)
@@ -73,14 +85,21 @@ inline void raise_cursor_values(std::vector<work::Item> &items, const WorkList &
 }  // namespace list_merge_detail
 
 // Appends `next` to `into` where one kernel can run both in order; false (and `into` untouched)
-// where it cannot. Both are captured lists of one window without trailing ops.
+// where it cannot. Both are captured lists without trailing ops, of one window, or `into` a post
+// of another window.
 inline bool merge_captured(WorkList &into, WorkList next) {
   using namespace list_merge_detail;
-  if (!into.captured || !next.captured || into.window_id != next.window_id || into.watchdog_ns != next.watchdog_ns)
+  const bool same_window = into.window_id == next.window_id;
+  const bool post_ahead = !same_window && into.lead_window_id == 0 && signals_only(into);
+  if (!into.captured || !next.captured || !(same_window || post_ahead) || into.watchdog_ns != next.watchdog_ns)
     return false;
   if (!into.trailing_ops.empty() || !next.trailing_ops.empty() || !next.leading_signals.empty()) return false;
   if (next.empty()) return true;
   WorkList merged = into;
+  if (post_ahead) {
+    merged.lead_window_id = into.window_id;
+    merged.window_id = next.window_id;
+  }
   // A list of signals alone orders no data: they can lead, before the next list's waits.
   if (merged.waits.empty() && merged.ops.empty() && merged.trailing_waits.empty()) {
     std::vector<work::Item> counts;

@@ -12,6 +12,12 @@
 //    windows alternate or other work comes between. The script is captured once and replayed,
 //    interleaved with eager runs of it; every appended slot must hold the left neighbour's
 //    generation of that epoch.
+// 3. Post ahead: two windows in turn, each epoch posting the next one's window before its own
+//    complete (the double-buffered exchange of examples/faces): the post joins the other window's
+//    complete and wait, one stream operation per epoch; captured blocks replayed and interleaved
+//    with eager runs, checked like 2.
+// 4. A replay after MPI_Win_free of the window whose post leads another window's merged epoch:
+//    MPI_ERR_WIN, and neither window is written.
 // --scripts=N: random scripts (default 6).
 #include <cstdlib>
 #include <random>
@@ -218,6 +224,131 @@ void random_scripts(void *s, int scripts, uint64_t seed) {
   }
 }
 
+// 3. Post ahead.
+void post_ahead(void *s, int runs) {
+  g_context = "post ahead: two windows in turn";
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  Group from_left({left}), to_right({right});
+  constexpr int kEpochs = 6;  // a block; each run appends every epoch's slot
+  Ring a(0, kEpochs / 2 * static_cast<size_t>(runs) + 1), b(1, kEpochs / 2 * static_cast<size_t>(runs) + 1);
+  Ring *rings[2] = {&a, &b};
+  auto block = [&] {
+    MT_OK(MPIX_Win_post_stream(from_left, a.w.win, s));
+    for (int e = 0; e < kEpochs; ++e) {
+      Ring &now = *rings[e % 2], &next = *rings[(e + 1) % 2];
+      xdev::stamp(s, now.src.p, kSlot, now.gen, now.my_key);
+      if (e + 1 < kEpochs) MT_OK(MPIX_Win_post_stream(from_left, next.w.win, s));
+      MT_OK(MPI_Win_start(to_right, MPIX_MODE_STREAM, now.w.win));
+      MT_OK(MPI_Put(now.src.p, kSlot, MPI_BYTE, right, 0, kSlot, MPI_BYTE, now.w.win));
+      MT_OK(MPIX_Win_complete_stream(now.w.win, s));
+      MT_OK(MPIX_Win_wait_stream(now.w.win, s));
+      xdev::append(s, now.history, now.w.base, kSlot, now.count);
+    }
+  };
+  auto tally_block = [&] {
+    for (int e = 0; e < kEpochs; ++e) {
+      Ring &now = *rings[e % 2];
+      now.appended.push_back(++now.epochs);
+    }
+  };
+  xdev::stream_begin_capture(s);
+  const unsigned long long ops0 = MPIX_St_stream_ops_enqueued();
+  block();
+  const unsigned long long ops = MPIX_St_stream_ops_enqueued() - ops0;
+  void *graph = xdev::stream_end_capture(s);
+  // Merged: the first post alone, then one operation per epoch (the next window's post, this
+  // one's complete and wait). Apart: three calls per epoch, less the last epoch's post.
+  const unsigned long long want = merging() ? kEpochs + 1 : 3 * kEpochs;
+  MT_CHECKF(ops == want, "post ahead: %llu stream operations for %d epochs, want %llu (merging %s)", ops, kEpochs,
+            want, merging() ? "on" : "off");
+  std::mt19937_64 rng(20261127);
+  for (int run = 0; run < runs; ++run) {
+    if (rng() % 4 == 0) block();
+    else xdev::graph_launch(graph, s);
+    tally_block();
+    if (rng() % 5 == 0) MT_SYNC(s);
+  }
+  MT_SYNC(s);
+  MPI_Barrier(MPI_COMM_WORLD);
+  check_ring(a, 0, "post ahead");
+  check_ring(b, 1, "post ahead");
+  xdev::graph_destroy(graph);
+}
+
+// 4. A self epoch on each of two windows, B's post first: with merging, B's post leads A's epoch
+// in one kernel node or task, and B's complete and wait make a second.
+void freed_lead_window(void *s) {
+  g_context = "replay after MPI_Win_free of a merged post's window";
+  TestWin a = make_window(WinKind::create, 64), b = make_window(WinKind::create, 64);
+  uint8_t *memory_b = b.base;
+  b.own_memory = false;  // freed below, after the replay
+  DevBuf src(64);
+  uint64_t *gen = device_counter();
+  Group self({g_rank});
+  auto epochs = [&] {
+    xdev::stamp(s, src.p, 64, gen, 0x1ead);
+    MT_OK(MPIX_Win_post_stream(self, b.win, s));
+    MT_OK(MPIX_Win_post_stream(self, a.win, s));
+    for (MPI_Win win : {a.win, b.win}) {
+      MT_OK(MPI_Win_start(self, MPIX_MODE_STREAM, win));
+      MT_OK(MPI_Put(src.p, 64, MPI_BYTE, g_rank, 0, 64, MPI_BYTE, win));
+      MT_OK(MPIX_Win_complete_stream(win, s));
+      MT_OK(MPIX_Win_wait_stream(win, s));
+    }
+  };
+  xdev::stream_begin_capture(s);
+  const unsigned long long ops0 = MPIX_St_stream_ops_enqueued();
+  epochs();
+  const unsigned long long ops = MPIX_St_stream_ops_enqueued() - ops0;
+  void *graph = xdev::stream_end_capture(s);
+  if (merging()) MT_CHECKF(ops == 2, "two self epochs, B's post first: %llu stream operations, want 2", ops);
+  xdev::graph_launch(graph, s);
+  MT_SYNC(s);
+  std::vector<uint8_t> want(64);
+  for (size_t i = 0; i < 64; ++i) want[i] = xdev::stamp_byte(0x1ead, 1, i);
+  for (uint8_t *memory : {a.base, memory_b}) {
+    const auto got = read_device(memory, 64);
+    MT_SAME_BYTES(got.data(), want.data(), 64, "the one replay before MPI_Win_free");
+  }
+  xdev::fill(a.base, 0x77, 64);
+  xdev::fill(memory_b, 0x77, 64);
+  MT_OK(MPI_Win_free(&b.win));
+  MT_SYNC(s);
+  xdev::graph_launch(graph, s);
+#ifdef MPIX_TEST_CUDA
+  xdev::stream_sync(s);
+  const int rc = MPIX_St_check(MPI_WIN_NULL);
+#else
+  const int rc = stream_sync_rc(s);
+#endif
+  const std::string msg = MT_EXPECT_ERROR(rc, MPI_ERR_WIN);
+  MT_CHECKF(contains(msg, "MPI_Win_free"), "the report names MPI_Win_free: \"%s\"", msg.c_str());
+  const std::vector<uint8_t> untouched(64, 0x77);
+  for (uint8_t *memory : {a.base, memory_b}) {
+    const auto got = read_device(memory, 64);
+    MT_SAME_BYTES(got.data(), untouched.data(), 64, "window memory after a replay whose merged post's window was freed");
+  }
+  // A's epochs still run: the skipped node advanced none of its counts.
+  g_context = "an epoch on the window that stayed";
+  xdev::stamp(s, src.p, 64, gen, 0x2ead);
+  MT_OK(MPIX_Win_post_stream(self, a.win, s));
+  MT_OK(MPI_Win_start(self, MPIX_MODE_STREAM, a.win));
+  MT_OK(MPI_Put(src.p, 64, MPI_BYTE, g_rank, 0, 64, MPI_BYTE, a.win));
+  MT_OK(MPIX_Win_complete_stream(a.win, s));
+  MT_OK(MPIX_Win_wait_stream(a.win, s));
+  MT_SYNC(s);
+  uint64_t generation = 0;  // the stale replay's stamp kernel ran too
+  const auto gen_bytes = read_device(reinterpret_cast<uint8_t *>(gen), sizeof generation);
+  std::memcpy(&generation, gen_bytes.data(), sizeof generation);
+  for (size_t i = 0; i < 64; ++i) want[i] = xdev::stamp_byte(0x2ead, generation, i);
+  const auto got = read_device(a.base, 64);
+  MT_SAME_BYTES(got.data(), want.data(), 64, "an epoch on the window that stayed");
+  xdev::graph_destroy(graph);
+  xdev::free(memory_b);
+  xdev::free(gen);
+  free_window(a);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -231,6 +362,8 @@ int main(int argc, char **argv) {
   void *s = stream_create();
   counted(s, 50);
   random_scripts(s, scripts, seed);
+  post_ahead(s, 30);
+  freed_lead_window(s);
   stream_destroy(s);
   return finish();
 }

@@ -128,16 +128,49 @@ TEST_CASE("lists whose parts would run out of order stay apart, untouched") {
   CHECK(refuse(epoch, post_list()));
   // A complete after a complete merged with a wait.
   CHECK(refuse(epoch, complete_list()));
-  // Another window, an eager list, trailing ops.
+  // Another window's list after anything but a post, or after a post that already leads another
+  // window's lists; an eager list; trailing ops.
   WorkList other = wait_list();
   other.window_id = 4;
-  CHECK(refuse(post_list(), other));
+  CHECK(refuse(complete_list(), other));
+  WorkList ahead = post_list();
+  REQUIRE(merge_captured(ahead, other));
+  WorkList third = post_list();
+  third.window_id = 5;
+  CHECK(refuse(ahead, third));
   WorkList eager = wait_list();
   eager.captured = false;
   CHECK(refuse(post_list(), eager));
   WorkList staged = wait_list();
   staged.trailing_ops.push_back(core::copy_item(window, source, 8));
   CHECK(refuse(post_list(), staged));
+}
+
+TEST_CASE("a post leads the complete and wait of another window (post ahead)") {
+  // Window 4's post for the next iteration, then window 3's epoch: one list of window 3 that
+  // also checks window 4 is alive on replay.
+  WorkList merged = post_list();
+  merged.window_id = 4;
+  merged.signals[0].a = reinterpret_cast<uint64_t>(&post_flag[2]);
+  merged.signals[1].a = reinterpret_cast<uint64_t>(&cursors[4]);
+  merged.signals[0].bytes = reinterpret_cast<uint64_t>(&cursors[4]);
+  REQUIRE(merge_captured(merged, complete_list()));
+  REQUIRE(merge_captured(merged, wait_list()));
+  CHECK(merged.window_id == 3);
+  CHECK(merged.lead_window_id == 4);
+  REQUIRE(merged.leading_signals.size() == 1);
+  CHECK(merged.leading_signals[0].a == reinterpret_cast<uint64_t>(&post_flag[2]));
+  CHECK(merged.waits.size() == 1);
+  CHECK(merged.ops.size() == 1);
+  CHECK(stores_of(merged).size() == 1);
+  CHECK(merged.trailing_waits.size() == 1);
+  CHECK(counts_in(merged) == 4);
+  // Window 3's values are not raised by window 4's cursor advance.
+  CHECK(merged.waits[0].b == 1);
+  CHECK(stores_of(merged)[0].b == 1);
+  // A later post of window 3 cannot join: its signal would run before the wait.
+  WorkList post = post_list();
+  CHECK_FALSE(merge_captured(merged, post));
 }
 
 TEST_CASE("merging is on unless MPIX_ST_GRAPH_MERGE=0") {

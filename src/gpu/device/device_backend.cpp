@@ -457,6 +457,7 @@ class DeviceBackend final : public Backend {
       work::LaunchParams p;
       std::memset(&p.h, 0, sizeof p.h);
       p.h.window_id = list.window_id;
+      p.h.lead_window_id = list.lead_window_id;
       p.h.watchdog_ns = list.watchdog_ns;
       p.h.mailbox_addr = reinterpret_cast<uint64_t>(mailbox_);
       p.h.alive_addr = reinterpret_cast<uint64_t>(alive_);
