@@ -217,10 +217,12 @@ class HostBackend final : public Backend {
     WatchdogReport report;
     std::string why;
     int st = kOk;
-    if (list.captured &&
-        alive_[work::window_alive_slot(list.window_id)].load(std::memory_order_acquire) != list.window_id + 1) {
+    const auto freed = [this](uint32_t id) {
+      return id && alive_[work::window_alive_slot(id)].load(std::memory_order_acquire) != id + 1;
+    };
+    if (list.captured && (freed(list.window_id) || freed(list.lead_window_id))) {
       report = WatchdogReport{};
-      report.window_id = list.window_id;
+      report.window_id = freed(list.window_id) ? list.window_id : list.lead_window_id;
       report.peer = -1;
       report.reason = work::kFreedWindow;
       st = kErrTimeout;  // kept as the window's report, like a watchdog event
