@@ -38,18 +38,23 @@ void Solver::init() {
 }
 
 void Solver::enqueue(int first, int count) {
+  if (count <= 0) return;
+  // The first iteration's exposure; each later one is posted an iteration ahead (below).
+  MPIX_Win_post_stream(d_.group, win_[first % 2], stream_);
   for (int t = first; t < first + count; ++t) {
     const int cur = t % 2;
     double *in = u_[cur];
     MPI_Win win = win_[cur];
-    // The stream has finished the sweep that wrote `in` (and the one that last read its halos)
-    // before this post lets the neighbours write its halos.
-    MPIX_Win_post_stream(d_.group, win, stream_);
+    // Post ahead: iteration t+1's array may take the neighbours' halos from now on. Its halos were
+    // last read by the sweep of t-1, already behind us on the stream, and the sweep of t writes
+    // only its interior; so the neighbours find it exposed a whole iteration before they put.
+    if (t + 1 < first + count) MPIX_Win_post_stream(d_.group, win_[1 - cur], stream_);
     MPI_Win_start(d_.group, MPIX_MODE_STREAM, win);
     for (const Face &f : d_.faces) MPI_Put(in, 1, f.origin, f.peer, 0, 1, f.target, win);  // recorded
     MPIX_Win_complete_stream(win, stream_);  // one launch: wait the posts, move every layer, signal
     MPIX_Win_wait_stream(win, stream_);      // one launch: wait until the neighbours' layers are in
-    // (Captured, the post, complete and wait above are recorded as one kernel: nothing comes between.)
+    // (Captured, the post ahead, this complete and this wait are recorded as one kernel: nothing
+    // comes between them; README, Graph capture, "Post ahead".)
     kernels::sweep(d_.box, in, u_[1 - cur], stream_);
   }
 }

@@ -1,6 +1,7 @@
 // The distributed Jacobi iteration. Two field arrays, each the memory of its own window: iteration
 // t reads array t%2 and writes the other, and the neighbours' halo puts of iteration t go into
-// array t%2 (the one about to be read), so each iteration is one epoch on that array's window.
+// array t%2 (the one about to be read), so each iteration is one epoch on that array's window;
+// each iteration posts the next one's window ahead of its own complete (solver.cpp).
 #pragma once
 #include <mpi.h>
 
