@@ -72,6 +72,16 @@ TEST_CASE("options come from the environment, and bad values are named") {
   CHECK(options_from_env(&o, &why));
   CHECK(o.style == TriggerStyle::triggered_context);
   CHECK(o.manual_progress);
+  CHECK_FALSE(o.provider_progress);
+  setenv("MPIX_ST_OFI_PROGRESS", "provider", 1);
+  Options p;
+  CHECK(options_from_env(&p, &why));
+  CHECK(p.provider_progress);
+  CHECK_FALSE(p.manual_progress);
+  setenv("MPIX_ST_OFI_PROGRESS", "often", 1);
+  CHECK_FALSE(options_from_env(&p, &why));
+  CHECK(why.find("MPIX_ST_OFI_PROGRESS=often") != std::string::npos);
+  setenv("MPIX_ST_OFI_PROGRESS", "manual", 1);
   setenv("MPIX_ST_OFI_TRIGGER", "sometimes", 1);
   CHECK_FALSE(options_from_env(&o, &why));
   CHECK(why.find("MPIX_ST_OFI_TRIGGER=sometimes") != std::string::npos);

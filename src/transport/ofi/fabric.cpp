@@ -45,7 +45,12 @@ fi_info *make_hints(const std::string &provider, const Options &options, bool hm
   hints->domain_attr->mr_mode |=
       FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
   hints->domain_attr->threading = FI_THREAD_SAFE;  // the doorbell agent is another thread
-  if (options.manual_progress) hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+  // sockets: manual progress by default, driven by the doorbell agent. Its FI_PROGRESS_AUTO
+  // progress thread can go unscheduled for seconds on a loaded host (measured: 20 s runnable
+  // without running), and nothing else reads its sockets meanwhile: requests and their
+  // responses wait in the kernel's queues until the watchdog fires.
+  if (options.manual_progress || (provider == "sockets" && !options.provider_progress))
+    hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
   hints->fabric_attr->prov_name = strdup(provider.c_str());  // fi_freeinfo frees it
   if (!options.domain.empty() && provider == options.domain_provider)
     hints->domain_attr->name = strdup(options.domain.c_str());
@@ -218,7 +223,8 @@ bool options_from_env(Options *out, std::string *why) {
     std::string v = g;
     if (v == "auto") out->manual_progress = false;
     else if (v == "manual") out->manual_progress = true;
-    else return *why = "MPIX_ST_OFI_PROGRESS=" + v + ": expected auto or manual", false;
+    else if (v == "provider") out->provider_progress = true;
+    else return *why = "MPIX_ST_OFI_PROGRESS=" + v + ": expected auto, manual or provider", false;
   }
   if (const char *n = std::getenv("MPIX_ST_OFI_RMA_PIECES"); n && *n) {
     char *end = nullptr;
