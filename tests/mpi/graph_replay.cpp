@@ -189,14 +189,7 @@ void replay_after_free(void *s) {
   xdev::fill(fresh.base, 0x33, 64);
   MT_SYNC(s);
   xdev::graph_launch(graph, s);
-#ifdef MPIX_TEST_CUDA
-  xdev::stream_sync(s);
-  // The report waits in the library until asked for: MPIX_St_check(MPI_WIN_NULL) raises any
-  // window's, freed ones included.
-  const int rc = MPIX_St_check(MPI_WIN_NULL);
-#else
-  const int rc = stream_sync_rc(s);
-#endif
+  const int rc = stream_report_rc(s);
   const std::string msg = MT_EXPECT_ERROR(rc, MPI_ERR_WIN);
   MT_CHECKF(contains(msg, "MPI_Win_free"), "the report names MPI_Win_free: \"%s\"", msg.c_str());
   got = read_device(memory, 64);
@@ -209,9 +202,7 @@ void replay_after_free(void *s) {
   g_context = "an epoch on the window made after the free";
   stamped_self_epoch(s, fresh.win, self, src.p, gen, 0x5e2f);
   MT_SYNC(s);
-  uint64_t generation = 0;  // the stale replay's stamp kernel ran too
-  const auto gen_bytes = read_device(reinterpret_cast<uint8_t *>(gen), sizeof generation);
-  std::memcpy(&generation, gen_bytes.data(), sizeof generation);
+  const uint64_t generation = read_counter(gen);  // the stale replay's stamp kernel ran too
   for (size_t i = 0; i < 64; ++i) want[i] = xdev::stamp_byte(0x5e2f, generation, i);
   got = read_device(fresh.base, 64);
   MT_SAME_BYTES(got.data(), want.data(), 64, "the new window's epoch");

@@ -323,6 +323,18 @@ inline int stream_sync_rc(void *s) {
 }
 #define MT_SYNC(s) MT_OK(::mt::stream_sync_rc(s))
 
+// The report that the stream's earlier work left (a watchdog or freed-window event): GPU backends
+// keep it in the library until asked for (MPIX_St_check(MPI_WIN_NULL) raises any window's, freed
+// ones included); the host backend returns it from the stream's synchronisation.
+inline int stream_report_rc(void *s) {
+#ifdef MPIX_TEST_CUDA
+  xdev::stream_sync(s);
+  return MPIX_St_check(MPI_WIN_NULL);
+#else
+  return stream_sync_rc(s);
+#endif
+}
+
 #ifndef MPIX_TEST_CUDA
 // Host backend: runs `fn` on the stream, in stream order.
 inline void stream_call(void *s, std::function<void()> fn) {
