@@ -26,11 +26,9 @@ class StExchange final : public Exchange {
  public:
   explicit StExchange(const Context &c) : c_(c), buffers_(c.plan, !c.datatypes) {
     windows_[0] = std::make_unique<NeighbourWindow>(c, buffers_.recv);
-    recv_[0] = buffers_.recv;
     if (c.st_windows == 2) {
       spare_ = std::make_unique<Buffers>(c.plan, false);
       windows_[1] = std::make_unique<NeighbourWindow>(c, spare_->recv);
-      recv_[1] = spare_->recv;
     }
   }
 
@@ -73,7 +71,7 @@ class StExchange final : public Exchange {
       now.put_all(buffers_.send);
       MPIX_Win_complete_stream(now.win(), c_.stream);
       MPIX_Win_wait_stream(now.win(), c_.stream);
-      enqueue_after_transfer(c_, recv_[w]);
+      enqueue_after_transfer(c_, w ? spare_->recv : buffers_.recv);
       // Application-level throttling: bounds the triggered operations in flight.
       if (c_.sync_every > 0 && (it + 1) % c_.sync_every == 0) xdev::stream_sync(c_.stream);
     }
@@ -85,7 +83,6 @@ class StExchange final : public Exchange {
   Buffers buffers_;
   std::unique_ptr<Buffers> spare_;  // the second window's receive buffer
   std::unique_ptr<NeighbourWindow> windows_[2];
-  double *recv_[2] = {nullptr, nullptr};
   CapturedBlock block_;  // last: its graph goes before the windows
 };
 

@@ -101,7 +101,7 @@ inline bool merge_captured(WorkList &into, WorkList next) {
     merged.window_id = next.window_id;
   }
   // A list of signals alone orders no data: they can lead, before the next list's waits.
-  if (merged.waits.empty() && merged.ops.empty() && merged.trailing_waits.empty()) {
+  if (signals_only(merged)) {
     std::vector<work::Item> counts;
     for (const work::Item &it : merged.signals) (is_count(it) ? counts : merged.leading_signals).push_back(it);
     merged.signals = std::move(counts);

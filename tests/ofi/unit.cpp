@@ -71,13 +71,11 @@ TEST_CASE("options come from the environment, and bad values are named") {
   std::string why;
   CHECK(options_from_env(&o, &why));
   CHECK(o.style == TriggerStyle::triggered_context);
-  CHECK(o.manual_progress);
-  CHECK_FALSE(o.provider_progress);
+  CHECK(o.progress == Options::Progress::manual);
   setenv("MPIX_ST_OFI_PROGRESS", "provider", 1);
   Options p;
   CHECK(options_from_env(&p, &why));
-  CHECK(p.provider_progress);
-  CHECK_FALSE(p.manual_progress);
+  CHECK(p.progress == Options::Progress::provider);
   setenv("MPIX_ST_OFI_PROGRESS", "often", 1);
   CHECK_FALSE(options_from_env(&p, &why));
   CHECK(why.find("MPIX_ST_OFI_PROGRESS=often") != std::string::npos);

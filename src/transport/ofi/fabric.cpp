@@ -49,7 +49,8 @@ fi_info *make_hints(const std::string &provider, const Options &options, bool hm
   // progress thread can go unscheduled for seconds on a loaded host (measured: 20 s runnable
   // without running), and nothing else reads its sockets meanwhile: requests and their
   // responses wait in the kernel's queues until the watchdog fires.
-  if (options.manual_progress || (provider == "sockets" && !options.provider_progress))
+  using Progress = Options::Progress;
+  if (options.progress == Progress::manual || (provider == "sockets" && options.progress == Progress::automatic))
     hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
   hints->fabric_attr->prov_name = strdup(provider.c_str());  // fi_freeinfo frees it
   if (!options.domain.empty() && provider == options.domain_provider)
@@ -221,9 +222,9 @@ bool options_from_env(Options *out, std::string *why) {
   }
   if (const char *g = std::getenv("MPIX_ST_OFI_PROGRESS"); g && *g) {
     std::string v = g;
-    if (v == "auto") out->manual_progress = false;
-    else if (v == "manual") out->manual_progress = true;
-    else if (v == "provider") out->provider_progress = true;
+    if (v == "auto") out->progress = Options::Progress::automatic;
+    else if (v == "manual") out->progress = Options::Progress::manual;
+    else if (v == "provider") out->progress = Options::Progress::provider;
     else return *why = "MPIX_ST_OFI_PROGRESS=" + v + ": expected auto, manual or provider", false;
   }
   if (const char *n = std::getenv("MPIX_ST_OFI_RMA_PIECES"); n && *n) {

@@ -40,10 +40,11 @@ enum Status : int {
 struct Options {
   std::string providers = "cxi,sockets";    // tried in order
   TriggerStyle style = TriggerStyle::none;  // none: probe, deferred work queue first
-  bool manual_progress = false;             // ask for FI_PROGRESS_MANUAL (tests that path)
-  // MPIX_ST_OFI_PROGRESS=provider: keep the provider's own progress mode even for sockets (see
-  // make_hints: sockets is asked for FI_PROGRESS_MANUAL unless this is set).
-  bool provider_progress = false;
+  // MPIX_ST_OFI_PROGRESS: automatic asks sockets for FI_PROGRESS_MANUAL and leaves other providers
+  // their default (make_hints); manual asks every provider for it (tests that path); provider
+  // leaves every provider its default.
+  enum class Progress { automatic, manual, provider };
+  Progress progress = Progress::automatic;
   size_t max_pending_ops = 4096;            // triggered operations whose completion is unseen
   // How long a post waits, driving progress, for a free operation record or for a provider that
   // answers -FI_EAGAIN, before it fails with kErrBusy; 0: no limit. Records free up in bulk (see
