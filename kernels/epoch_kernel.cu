@@ -12,6 +12,7 @@
 #include "device_atomics.h"
 #include "device_copy.h"
 #include "epoch_launch.h"
+#include "launch_trace.h"
 
 namespace {
 using mpix::work::Item;
@@ -264,6 +265,11 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // their latencies overlap (one after the other they cost about 0.4 us per epoch round trip on
   // H100). A freed window's cursors may be read: they lie in its own flag memory, which the
   // backend never hands back (device_backend.cpp, free_flags).
+  // MPIX_ST_TRACE (launch_trace.h): block 0 claims its two records, the finishing block its four.
+  const uint64_t trace = p.h.trace_addr;
+  __shared__ unsigned long long trace_slot;
+  if (trace && blockIdx.x == 0 && mpix_trace_thread())
+    trace_slot = mpix_trace_claim(trace, p.h.window_id, mpix::work::kTraceEnter, 2, mpix::work::trace_parts(p.h));
   const AliveWords alive = alive_words(p.h);
   // Slot t is thread t's, in shared memory rather than registers the copies need. (Loading the
   // signals' values here too made the kernel spill registers; they load after the data.)
@@ -282,6 +288,8 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
       wait_flags(p, first_wait, p.h.nwait, wait_values) &&
       !((p.h.bits & mpix::work::kSkipIfWatchdogFired) &&
         reinterpret_cast<volatile mpix::work::WatchdogMailbox *>(p.h.mailbox_addr)->fired);
+  // wait_flags ended with a barrier: trace_slot is set.
+  if (trace && blockIdx.x == 0 && mpix_trace_thread()) mpix_trace_put(trace, trace_slot + 1, p.h.window_id, mpix::work::kTraceWaited);
   const uint64_t tid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const uint64_t nthreads = uint64_t(gridDim.x) * blockDim.x;
   const int first = first_wait + p.h.nwait, end_ops = first + p.h.ncopy;
@@ -321,7 +329,13 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
     }
   }
   const int end_signals = end_ops + p.h.nsignal, end_trail = end_signals + p.h.ntrail;
-  if (end_trail + p.h.ncount == end_ops) return;
+  if (end_trail + p.h.ncount == end_ops) {
+    if (trace && blockIdx.x == 0) {
+      __syncthreads();
+      if (mpix_trace_thread()) mpix_trace_claim(trace, p.h.window_id, mpix::work::kTraceExit, 1, 0);
+    }
+    return;
+  }
 
   // The data stores before any signal, with one system fence on the way: the signals are release
   // stores at system scope, which are cumulative over every store the thread has seen. A single
@@ -344,6 +358,8 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
     __syncthreads();
     if (!last) return;
   }
+  __shared__ unsigned long long trace_tail;  // the finishing block's four records
+  if (trace && mpix_trace_thread()) trace_tail = mpix_trace_claim(trace, p.h.window_id, mpix::work::kTraceOpsDone, 4, blockIdx.x);
   if (p.h.ncopy && !relaxed && threadIdx.x == 0 && p.h.nsignal == 0) mpix_fence_sys();
   __syncthreads();
   for (int i = end_ops + threadIdx.x; waited && i < end_signals; i += blockDim.x) {
@@ -351,14 +367,23 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
     if (relaxed) mpix_store_relaxed_sys(flag, mpix::work::item_value(p.items[i]));
     else mpix_store_release_sys(flag, mpix::work::item_value(p.items[i]));
   }
+  if (trace) {
+    __syncthreads();
+    if (mpix_trace_thread()) mpix_trace_put(trace, trace_tail + 1, p.h.window_id, mpix::work::kTraceSignalled);
+  }
   // Trailing waits: what the signals started (a doorbell rung) has finished.
   if (p.h.ntrail) {
     __syncthreads();
     (void)wait_flags(p, end_signals, waited ? p.h.ntrail : 0);
   }
+  if (trace && mpix_trace_thread()) mpix_trace_put(trace, trace_tail + 2, p.h.window_id, mpix::work::kTraceTrailDone);
   __syncthreads();  // every cursor-relative value above is read before the counts advance cursors
   for (int i = end_trail + threadIdx.x; i < end_trail + p.h.ncount; i += blockDim.x)
     atomicAdd_system(reinterpret_cast<unsigned long long *>(p.items[i].a), static_cast<unsigned long long>(p.items[i].b));
+  if (trace) {
+    __syncthreads();
+    if (mpix_trace_thread()) mpix_trace_put(trace, trace_tail + 3, p.h.window_id, mpix::work::kTraceExit);
+  }
 }
 
 int item_count(const mpix::work::LaunchHeader &h) {

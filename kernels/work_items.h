@@ -168,6 +168,7 @@ struct LaunchHeader {
   uint64_t ticket_addr;    // multi-block launches: device counter shared by the blocks
   uint64_t mailbox_addr;   // host-mapped WatchdogMailbox
   uint64_t alive_addr;     // kCheckAlive: the table of live windows (window_alive_slot)
+  uint64_t trace_addr;     // MPIX_ST_TRACE: the process's TraceLog (launch_trace.h); 0: off
 };
 
 // Table of live windows, kept by each backend for replays of captured graphs: entry

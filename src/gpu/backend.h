@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../../kernels/coll_args.h"
+#include "../../kernels/launch_trace.h"
 #include "../../kernels/work_items.h"
 #include "multicast.h"
 
@@ -152,6 +153,11 @@ class Backend {
   // other processes must leave room for theirs: grids shrink to 1/n of the device (the largest n
   // seen counts).
   virtual void set_device_sharers([[maybe_unused]] int n) {}
+  // MPIX_ST_TRACE (kernels/launch_trace.h): this process's launch trace copied to host memory,
+  // after every stream of the process is synchronised: the log's header, its written records
+  // (min(claimed, capacity)) and the name of the clock that stamped them. False on failure
+  // (last_error says why); never called where tracing is off.
+  virtual bool read_launch_trace(work::TraceLog *header, std::vector<work::TraceRecord> *records, const char **clock) = 0;
   // Hardware multicast (multicast.h), asked only with MPIX_ST_MULTICAST=1: the driver steps of
   // this backend, or null and why not. The host backend has no multicast hardware; the HIP
   // plugin has none either (HIP has no multicast objects: bcast keeps the IPC 'direct'

@@ -12,6 +12,7 @@
 
 #include "../../../kernels/epoch_launch.h"
 #include "../backend.h"
+#include "../launch_trace_file.h"
 #include "../list_merge.h"
 #include "runtime_map.h"
 #if !defined(MPIX_GPU_HIP)
@@ -67,6 +68,7 @@ class DeviceBackend final : public Backend {
         MPIX_GPU(Memset)(barriers_, 0, kBarrierSlots * 4 * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(Malloc)(reinterpret_cast<void **>(&alive_), work::kAliveSlots * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(Memset)(alive_, 0, work::kAliveSlots * sizeof(uint32_t)) != gpuSuccess ||
+        !allocate_launch_trace() ||
         // Those memsets ran on the legacy stream, which the users' non-blocking streams do not wait for.
         MPIX_GPU(DeviceSynchronize)() != gpuSuccess ||
         MPIX_GPU(StreamCreateWithFlags)(&internal_, gpuStreamNonBlocking) != gpuSuccess) {
@@ -75,6 +77,35 @@ class DeviceBackend final : public Backend {
     }
     std::memset(mailbox_, 0, sizeof *mailbox_);
     return true;
+  }
+
+  // MPIX_ST_TRACE: the launch trace's log in device memory (kernels/launch_trace.h); null when off.
+  bool allocate_launch_trace() {
+    if (!launch_trace_prefix()) return true;
+    const uint64_t capacity = launch_trace_capacity();
+    const work::TraceLog header{0, capacity};
+    return MPIX_GPU(Malloc)(reinterpret_cast<void **>(&trace_), work::trace_log_bytes(capacity)) == gpuSuccess &&
+           MPIX_GPU(Memset)(trace_, 0, work::trace_log_bytes(capacity)) == gpuSuccess &&
+           MPIX_GPU(Memcpy)(trace_, &header, sizeof header, MPIX_GPU(MemcpyHostToDevice)) == gpuSuccess;
+  }
+
+  bool read_launch_trace(work::TraceLog *header, std::vector<work::TraceRecord> *records, const char **clock) override {
+#if defined(MPIX_GPU_HIP)
+    *clock = "s_memrealtime";
+#else
+    *clock = "globaltimer";
+#endif
+    if (!trace_) {
+      fail(kErrRuntime, "no trace log (MPIX_ST_TRACE was set after start-up)");
+      return false;
+    }
+    if (check(MPIX_GPU(DeviceSynchronize)(), "synchronising for the launch trace") != kOk ||
+        check(MPIX_GPU(Memcpy)(header, trace_, sizeof *header, MPIX_GPU(MemcpyDeviceToHost)), "reading the trace header") != kOk)
+      return false;
+    records->resize(std::min<uint64_t>(header->claimed, header->capacity));
+    return check(MPIX_GPU(Memcpy)(records->data(), trace_->records(), records->size() * sizeof(work::TraceRecord),
+                                  MPIX_GPU(MemcpyDeviceToHost)),
+                 "reading the trace records") == kOk;
   }
 
   const char *name() const override { return MPIX_GPU_BACKEND_NAME; }
@@ -461,6 +492,7 @@ class DeviceBackend final : public Backend {
       p.h.watchdog_ns = list.watchdog_ns;
       p.h.mailbox_addr = reinterpret_cast<uint64_t>(mailbox_);
       p.h.alive_addr = reinterpret_cast<uint64_t>(alive_);
+      p.h.trace_addr = reinterpret_cast<uint64_t>(trace_);
       uint16_t *counts[6] = {&p.h.nlead, &p.h.nwait, &p.h.ncopy, &p.h.nsignal, &p.h.ntrail, &p.h.ncount};
       size_t n = 0;
       uint64_t bytes = 0, pairs = 0;
@@ -616,6 +648,7 @@ class DeviceBackend final : public Backend {
   bool time_sliced_ = false, memop_waits_ = false;
   std::string device_id_;
   uint32_t *alive_ = nullptr;                 // live windows (work::window_alive_slot), device memory
+  work::TraceLog *trace_ = nullptr;           // MPIX_ST_TRACE: the launch trace's log, device memory
   std::map<void *, size_t> flag_blocks_;      // every flag allocation and its size (never freed)
   std::multimap<size_t, void *> spare_flags_;  // by size: those whose window or communicator was freed
   gpuStream_t internal_ = nullptr;  // host-driven RMA runs its copies here

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../backend.h"
+#include "../launch_trace_file.h"
 #include "../list_merge.h"
 #include "host_exec.h"
 #include "host_stream.h"
@@ -39,6 +40,23 @@ class HostBackend final : public Backend {
   HostBackend() {
     // Let node-local peers use cross-memory attach on this process under Yama ptrace_scope=1.
     prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    if (launch_trace_prefix()) {
+      const uint64_t capacity = launch_trace_capacity();
+      trace_ = static_cast<work::TraceLog *>(std::calloc(1, work::trace_log_bytes(capacity)));
+      if (trace_) trace_->capacity = capacity;  // without it, read_launch_trace reports the failure
+    }
+  }
+
+  bool read_launch_trace(work::TraceLog *header, std::vector<work::TraceRecord> *records, const char **clock) override {
+    *clock = "steady_clock";
+    if (!trace_) {
+      fail(kErrNoMemory, "no trace log (its allocation failed, or MPIX_ST_TRACE was set after start-up)");
+      return false;
+    }
+    header->capacity = trace_->capacity;
+    header->claimed = std::atomic_ref<unsigned long long>(trace_->claimed).load(std::memory_order_acquire);
+    records->assign(trace_->records(), trace_->records() + std::min<uint64_t>(header->claimed, header->capacity));
+    return true;
   }
   const char *name() const override { return "host"; }
   std::string last_error() const override {
@@ -227,7 +245,7 @@ class HostBackend final : public Backend {
       report.reason = work::kFreedWindow;
       st = kErrTimeout;  // kept as the window's report, like a watchdog event
     } else {
-      st = host_exec::run(list, &report, &why);
+      st = host_exec::run(list, &report, &why, trace_);
     }
     if (st == kErrTimeout && !stream) {  // host-driven: the caller reports it now
       return fail(st, "the watchdog ended a wait for window rank " + std::to_string(report.peer) + " (it expected " +
@@ -266,6 +284,7 @@ class HostBackend final : public Backend {
   std::mutex tails_mu_;
   std::map<void *, CaptureTail> tails_;  // by stream
   std::atomic<uint32_t> alive_[work::kAliveSlots] = {};  // live windows, for replays of captured lists
+  work::TraceLog *trace_ = nullptr;  // MPIX_ST_TRACE: the launch trace's log (never freed: MPI_Finalize reads it)
 };
 
 }  // namespace

@@ -297,21 +297,50 @@ bool wait_at_least(const uint64_t *flag, uint64_t want, uint64_t watchdog_ns, ui
   return wait_item(it, nullptr, want, watchdog_ns, seen);
 }
 
-int run(const WorkList &list, WatchdogReport *report, std::string *why) {
+// The list's parts as the kernel's launch header would count them (launch_trace.h).
+static uint16_t trace_parts(const WorkList &list) {
+  work::LaunchHeader h{};
+  for (const Item &it : list.signals) ++*((it.flags & work::kSignalAdd) ? &h.ncount : &h.nsignal);
+  h.nlead = !list.leading_signals.empty();
+  h.nwait = !list.waits.empty();
+  h.ncopy = !list.ops.empty();
+  h.ntrail = !list.trailing_waits.empty();
+  return work::trace_parts(h);
+}
+
+int run(const WorkList &list, WatchdogReport *report, std::string *why, work::TraceLog *trace) {
+  const auto stamp = [&](uint16_t event, uint16_t info = 0) {
+    if (!trace) return;
+    const uint64_t t = clock_ns();
+    const unsigned long long i = std::atomic_ref<unsigned long long>(trace->claimed).fetch_add(1, std::memory_order_relaxed);
+    if (i < trace->capacity) trace->records()[i] = {t, list.window_id, event, info};
+  };
+  if (trace) stamp(work::kTraceEnter, trace_parts(list));
   // Leading signals (a merged post's) order what earlier tasks did, as the kernel boundary does.
   for (const Item &it : list.leading_signals) store_signal(it);
   // A wait the watchdog ends skips the rest of the epoch, but the list still counts as run.
-  if (!wait_all(list.waits, list, report)) {
+  const bool waited_first = wait_all(list.waits, list, report);
+  stamp(work::kTraceWaited);
+  if (!waited_first) {
     count(list);
+    stamp(work::kTraceExit);
     return kErrTimeout;
   }
   if (!run_ops(list.ops, why)) return kErrRuntime;
+  if (list.signals.empty() && list.trailing_waits.empty() && list.trailing_ops.empty()) {
+    stamp(work::kTraceExit);  // nothing after the data: as the kernel, no tail stamps
+    return kOk;
+  }
+  stamp(work::kTraceOpsDone);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (const Item &it : list.signals)
     if (!(it.flags & work::kSignalAdd)) store_signal(it);
+  stamp(work::kTraceSignalled);
   const bool waited = wait_all(list.trailing_waits, list, report);
+  stamp(work::kTraceTrailDone);
   if (waited && !run_ops(list.trailing_ops, why)) return kErrRuntime;
   count(list);
+  stamp(work::kTraceExit);
   return waited ? kOk : kErrTimeout;
 }
 

@@ -1,13 +1,15 @@
 // Executes a work list on the calling thread with the semantics of the merged epoch kernel.
 #pragma once
 #include "../../../kernels/coll_args.h"
+#include "../../../kernels/launch_trace.h"
 #include "../backend.h"
 
 namespace mpix::gpu::host_exec {
 
 // Returns kOk, kErrTimeout (the watchdog fired; *report says where) or kErrRuntime (a
-// cross-memory-attach copy failed; *why says why).
-int run(const WorkList &list, WatchdogReport *report, std::string *why);
+// cross-memory-attach copy failed; *why says why). `trace`: MPIX_ST_TRACE's log, stamped as the
+// kernel does (kernels/launch_trace.h); null when off.
+int run(const WorkList &list, WatchdogReport *report, std::string *why, work::TraceLog *trace = nullptr);
 
 // Waits until *flag >= want, spinning then yielding then sleeping; false when watchdog_ns (if not
 // 0) passed first, with the last value seen in *seen.
