@@ -265,11 +265,11 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // their latencies overlap (one after the other they cost about 0.4 us per epoch round trip on
   // H100). A freed window's cursors may be read: they lie in its own flag memory, which the
   // backend never hands back (device_backend.cpp, free_flags).
-  // MPIX_ST_TRACE (launch_trace.h): block 0 claims its two records, the finishing block its four.
+  // MPIX_ST_TRACE (launch_trace.h): clock reads in the tracing thread's registers, written at the end.
   const uint64_t trace = p.h.trace_addr;
-  __shared__ unsigned long long trace_slot;
-  if (trace && blockIdx.x == 0 && mpix_trace_thread())
-    trace_slot = mpix_trace_claim(trace, p.h.window_id, mpix::work::kTraceEnter, 2, mpix::work::trace_parts(p.h));
+  const bool tracer = trace && mpix_trace_thread();
+  __shared__ uint64_t stamps[mpix::work::kTraceEvents];  // shared, not registers: the copies need those
+  if (tracer) stamps[0] = mpix_clock_ns();
   const AliveWords alive = alive_words(p.h);
   // Slot t is thread t's, in shared memory rather than registers the copies need. (Loading the
   // signals' values here too made the kernel spill registers; they load after the data.)
@@ -288,8 +288,15 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
       wait_flags(p, first_wait, p.h.nwait, wait_values) &&
       !((p.h.bits & mpix::work::kSkipIfWatchdogFired) &&
         reinterpret_cast<volatile mpix::work::WatchdogMailbox *>(p.h.mailbox_addr)->fired);
-  // wait_flags ended with a barrier: trace_slot is set.
-  if (trace && blockIdx.x == 0 && mpix_trace_thread()) mpix_trace_put(trace, trace_slot + 1, p.h.window_id, mpix::work::kTraceWaited);
+  if (tracer) {
+    stamps[1] = mpix_clock_ns();
+    // Block 0 hands enter and waited to the finishing block, before the ticket that tells it.
+    if (blockIdx.x == 0 && gridDim.x > 1 && p.h.ticket_addr) {
+      uint64_t *h = mpix_trace_handoff(trace, p.h.ticket_addr);
+      h[0] = stamps[0];
+      h[1] = stamps[1];
+    }
+  }
   const uint64_t tid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const uint64_t nthreads = uint64_t(gridDim.x) * blockDim.x;
   const int first = first_wait + p.h.nwait, end_ops = first + p.h.ncopy;
@@ -332,7 +339,11 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   if (end_trail + p.h.ncount == end_ops) {
     if (trace && blockIdx.x == 0) {
       __syncthreads();
-      if (mpix_trace_thread()) mpix_trace_claim(trace, p.h.window_id, mpix::work::kTraceExit, 1, 0);
+      if (tracer) {
+        stamps[2] = mpix_clock_ns();
+        const uint16_t events[] = {mpix::work::kTraceEnter, mpix::work::kTraceWaited, mpix::work::kTraceExit};
+        mpix_trace_write(trace, p.h.window_id, stamps, events, 3, mpix::work::trace_parts(p.h));
+      }
     }
     return;
   }
@@ -358,8 +369,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
     __syncthreads();
     if (!last) return;
   }
-  __shared__ unsigned long long trace_tail;  // the finishing block's four records
-  if (trace && mpix_trace_thread()) trace_tail = mpix_trace_claim(trace, p.h.window_id, mpix::work::kTraceOpsDone, 4, blockIdx.x);
+  if (tracer) stamps[2] = mpix_clock_ns();
   if (p.h.ncopy && !relaxed && threadIdx.x == 0 && p.h.nsignal == 0) mpix_fence_sys();
   __syncthreads();
   for (int i = end_ops + threadIdx.x; waited && i < end_signals; i += blockDim.x) {
@@ -369,20 +379,30 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   }
   if (trace) {
     __syncthreads();
-    if (mpix_trace_thread()) mpix_trace_put(trace, trace_tail + 1, p.h.window_id, mpix::work::kTraceSignalled);
+    if (tracer) stamps[3] = mpix_clock_ns();
   }
   // Trailing waits: what the signals started (a doorbell rung) has finished.
   if (p.h.ntrail) {
     __syncthreads();
     (void)wait_flags(p, end_signals, waited ? p.h.ntrail : 0);
   }
-  if (trace && mpix_trace_thread()) mpix_trace_put(trace, trace_tail + 2, p.h.window_id, mpix::work::kTraceTrailDone);
+  if (tracer) stamps[4] = mpix_clock_ns();
   __syncthreads();  // every cursor-relative value above is read before the counts advance cursors
   for (int i = end_trail + threadIdx.x; i < end_trail + p.h.ncount; i += blockDim.x)
     atomicAdd_system(reinterpret_cast<unsigned long long *>(p.items[i].a), static_cast<unsigned long long>(p.items[i].b));
   if (trace) {
     __syncthreads();
-    if (mpix_trace_thread()) mpix_trace_put(trace, trace_tail + 3, p.h.window_id, mpix::work::kTraceExit);
+    if (tracer) {
+      stamps[5] = mpix_clock_ns();
+      if (blockIdx.x != 0) {  // block 0's stamps, made visible by the ticket and the barrier after it
+        const volatile uint64_t *h = mpix_trace_handoff(trace, p.h.ticket_addr);
+        stamps[0] = h[0];
+        stamps[1] = h[1];
+      }
+      const uint16_t events[] = {mpix::work::kTraceEnter, mpix::work::kTraceWaited, mpix::work::kTraceOpsDone,
+                                 mpix::work::kTraceSignalled, mpix::work::kTraceTrailDone, mpix::work::kTraceExit};
+      mpix_trace_write(trace, p.h.window_id, stamps, events, 6, mpix::work::trace_parts(p.h));
+    }
   }
 }
 

@@ -7,9 +7,10 @@
 // waited from block 0, the other four from the block that finishes the list (the last one through
 // the ticket; trail_done equals signalled where the list has no trailing waits). A launch with
 // nothing after its data (no signals, no counts) stamps exit from block 0 instead of those four.
-// Each stamping block claims its records with one atomic add; once the log is full, records are
-// counted (`claimed` goes on) but not written. What tracing costs is measured, not assumed
-// (README, "Launch trace"). MPI_Finalize writes the log
+// The stamps are clock reads kept in registers; the finishing block writes all six at the end with
+// one atomic add (block 0 of a multi-block launch hands its two over through a slot of the log
+// before the ticket). Once the log is full, records are counted (`claimed` goes on) but not
+// written. What tracing costs is measured, not assumed (README, "Launch trace"). MPI_Finalize writes the log
 // (src/gpu/launch_trace_file.h); scripts/trace-summary.py turns it into per-phase times.
 //
 // Launches are not numbered (the finishing block would need the number from block 0: one more
@@ -69,13 +70,19 @@ struct TraceRecord {
 };
 static_assert(sizeof(TraceRecord) == 16, "the trace is copied back as raw records");
 
+// Where block 0 of a multi-block launch leaves its two stamps for the finishing block: the slot
+// of the launch's ticket (at least as many slots as the device backend has tickets, so launches
+// in flight never share one).
+constexpr uint32_t kTraceHandoffSlots = 4096;
+
 // The log: this header, then `capacity` records. `claimed` counts every stamp, written or not.
 struct TraceLog {
   unsigned long long claimed;
   unsigned long long capacity;
+  uint64_t handoff[kTraceHandoffSlots][2];  // device only: enter and waited of block 0
   MPIX_HOST_DEVICE TraceRecord *records() { return reinterpret_cast<TraceRecord *>(this + 1); }
 };
-static_assert(sizeof(TraceLog) == 16, "records follow the header at 16 bytes");
+static_assert(sizeof(TraceLog) % 16 == 0, "records follow the header aligned");
 
 inline constexpr uint64_t trace_log_bytes(uint64_t capacity) { return sizeof(TraceLog) + capacity * sizeof(TraceRecord); }
 
@@ -84,24 +91,24 @@ inline constexpr uint64_t trace_log_bytes(uint64_t capacity) { return sizeof(Tra
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #include "device_atomics.h"
 
-// The thread of a block that stamps: the second warp's first, so the claim's atomic round trip
-// stalls a warp that is not the one polling flags or storing signals (thread 0).
+// The thread of a block that stamps (the second warp's first; thread 0 polls and signals).
 __device__ inline bool mpix_trace_thread() { return threadIdx.x == (blockDim.x > 32 ? 32u : 0u); }
 
-// Claims `n` consecutive records (one atomic for a block's stamps) and writes the first with
-// `info`. Returns the first index; records beyond the capacity are counted, not written. The
-// clock is read first: the atomic's round trip is not part of what the stamp measures.
-__device__ inline unsigned long long mpix_trace_claim(uint64_t log_addr, uint32_t window_id, uint16_t event,
-                                                      unsigned n, uint16_t info) {
-  const uint64_t t = mpix_clock_ns();
+__device__ inline uint64_t *mpix_trace_handoff(uint64_t log_addr, uint64_t ticket_addr) {
+  auto *log = reinterpret_cast<mpix::work::TraceLog *>(log_addr);
+  return log->handoff[(ticket_addr / sizeof(uint32_t)) % mpix::work::kTraceHandoffSlots];
+}
+
+// Writes one launch's stamps (times t[k] of events e[k]) with one claim, after the launch's work,
+// so the claim's atomic round trip delays only the kernel's end, not a phase it measures. The
+// enter record carries the list's parts, the others the block that stamped them (0 for waited).
+__device__ inline void mpix_trace_write(uint64_t log_addr, uint32_t window_id, const uint64_t *t, const uint16_t *e,
+                                        int n, uint16_t parts) {
   auto *log = reinterpret_cast<mpix::work::TraceLog *>(log_addr);
   const unsigned long long i = atomicAdd(&log->claimed, static_cast<unsigned long long>(n));
-  if (i < log->capacity) log->records()[i] = {t, window_id, event, info};
-  return i;
-}
-// Writes a record into a slot claimed before.
-__device__ inline void mpix_trace_put(uint64_t log_addr, unsigned long long i, uint32_t window_id, uint16_t event) {
-  auto *log = reinterpret_cast<mpix::work::TraceLog *>(log_addr);
-  if (i < log->capacity) log->records()[i] = {mpix_clock_ns(), window_id, event, static_cast<uint16_t>(blockIdx.x)};
+  for (int k = 0; k < n; ++k) {
+    const uint16_t info = k == 0 ? parts : k == 1 ? 0 : static_cast<uint16_t>(blockIdx.x);
+    if (i + k < log->capacity) log->records()[i + k] = {t[k], window_id, e[k], info};
+  }
 }
 #endif
