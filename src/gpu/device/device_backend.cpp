@@ -54,6 +54,10 @@ class DeviceBackend final : public Backend {
     bytes_per_block_ = env_u64("MPIX_ST_COPY_BLOCK_KIB", kCopyBlockKib) * 1024;
     if (bytes_per_block_ == 0) bytes_per_block_ = kCopyBlockKib * 1024;
     pairs_per_block_ = std::max<uint64_t>(1, env_u64("MPIX_ST_PAIRS_PER_BLOCK", 512));
+    // A list of a few hundred KiB is bound by its blocks' memory round trips, not by bandwidth:
+    // it spreads over up to this many blocks of at least 4 KiB (README, "Launch trace").
+    spread_blocks_ = env_u64("MPIX_ST_COPY_SPREAD_BLOCKS", kSpreadBlocks);
+    early_poll_ = env_u64("MPIX_ST_EARLY_POLL", 1) != 0;
     copy_engine_bytes_ = env_u64("MPIX_ST_COPY_ENGINE_MIB", 128) << 20;  // 0: never
     const char *waits = std::getenv("MPIX_ST_STREAM_WAITS");
     wait_mode_ = !waits || !*waits || !std::strcmp(waits, "auto") ? WaitMode::automatic
@@ -520,10 +524,12 @@ class DeviceBackend final : public Backend {
       // Trailing ops are copies, never ordered accumulates; a timed-out trailing wait skips them.
       const bool one_block = ordered && !after_trailing_waits;
       p.h.bits = bits | (one_block ? work::kOrdered : 0) | (after_trailing_waits ? work::kSkipIfWatchdogFired : 0) |
-                 (list.captured ? work::kCheckAlive : 0) | (no_data ? work::kNoData : 0);
+                 (list.captured ? work::kCheckAlive : 0) | (no_data ? work::kNoData : 0) |
+                 (early_poll_ ? work::kEarlyPoll : 0);
       // Derived-datatype lists of many short pieces are bound by the pieces' latency, not by bytes:
       // enough blocks that each group of threads handles a few pieces (epoch_kernel.cu, walk_pairs).
-      const uint64_t want = std::max<uint64_t>(bytes / bytes_per_block_, pairs / pairs_per_block_);
+      const uint64_t want = std::max({bytes / bytes_per_block_, pairs / pairs_per_block_,
+                                      std::min<uint64_t>(spread_blocks_, bytes / kSpreadBlockBytes)});
       int blocks = one_block ? 1 : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, want)));
       // The last of the blocks resets its ticket, so a replay of a captured launch finds it at 0.
       if (blocks > 1 && p.h.nsignal + p.h.ntrail + p.h.ncount > 0) {
@@ -636,6 +642,9 @@ class DeviceBackend final : public Backend {
   static constexpr uint64_t kCopyBlockKib = 16;
   uint64_t bytes_per_block_ = kCopyBlockKib * 1024;
   uint64_t pairs_per_block_ = 512;  // pieces per block of a derived-datatype list (MPIX_ST_PAIRS_PER_BLOCK)
+  static constexpr uint64_t kSpreadBlocks = 64, kSpreadBlockBytes = 4096;
+  uint64_t spread_blocks_ = kSpreadBlocks;  // MPIX_ST_COPY_SPREAD_BLOCKS
+  bool early_poll_ = true;                  // MPIX_ST_EARLY_POLL (work::kEarlyPoll)
   uint64_t copy_engine_bytes_ = 128ull << 20;
   work::WatchdogMailbox *mailbox_ = nullptr;  // host-mapped, written by a timed-out wait
   uint32_t *tickets_ = nullptr;               // block-completion counters of multi-block launches
