@@ -49,17 +49,14 @@ __device__ void report_timeout(const Params &p, const Item &it, uint64_t want, u
 }
 
 // Waits for items [first, first + count) with the block's threads; false when the watchdog fired.
-// `first_wants`, where given, holds the value of thread t's first item in slot t, loaded earlier;
-// `first_seen`, where given, what a poll of that item's flag found earlier (an acquire: if it
-// already suffices, the wait is over without another round trip).
+// `first_wants`, where given, holds the value of thread t's first item in slot t, loaded earlier.
 // A kWaitLines item also passes on a header line of its origin's line put (work_items.h); the
 // block's threads then copy the put's data lines into the window together, each waiting for its
 // line's tag (one thread alone would pay a memory round trip per line: on 2 H100s a captured
 // 256-byte epoch took 12.6 us that way against 6.9 with the put made directly). Companion items
 // wait for nothing.
 template <typename Params>
-__device__ bool wait_flags(const Params &p, int first, int count, const uint64_t *first_wants = nullptr,
-                           const uint64_t *first_seen = nullptr) {
+__device__ bool wait_flags(const Params &p, int first, int count, const uint64_t *first_wants = nullptr) {
   __shared__ int timed_out;
   __shared__ uint64_t line_headers[mpix::work::kItemsPerLaunch];  // by item - first; 0: no lines taken
   __shared__ uint64_t line_wants[mpix::work::kItemsPerLaunch];  // the epochs those lines carry
@@ -74,7 +71,6 @@ __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t
         first_wants && i == first + static_cast<int>(threadIdx.x) ? first_wants[threadIdx.x] : mpix::work::item_value(it);
     const bool lines = it.kind == mpix::work::kWaitLines && i + 1 < first + count;
     const uint32_t tag = lines ? mpix::coll::line_tag(want) : 0;
-    if (first_seen && i == first + static_cast<int>(threadIdx.x) && first_seen[threadIdx.x] >= want) continue;
     uint64_t start = p.h.watchdog_ns ? mpix_clock_ns() : 0;
     uint64_t seen;
     for (;;) {
@@ -278,18 +274,8 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // Slot t is thread t's, in shared memory rather than registers the copies need. (Loading the
   // signals' values here too made the kernel spill registers; they load after the data.)
   __shared__ uint64_t wait_values[mpix::work::kItemsPerLaunch];
-  // kEarlyPoll: the first poll of each wait's flag goes out with those loads too, so a flag that
-  // is already set (a post made an exchange ahead) costs no round trip after the live-window
-  // check. Waits poll this process's own flag memory, which stays mapped after MPI_Win_free.
-  __shared__ uint64_t first_seen[mpix::work::kItemsPerLaunch];
-  const bool early = p.h.bits & mpix::work::kEarlyPoll;
   const int first_wait = p.h.nlead;
-  if (threadIdx.x < p.h.nwait) {
-    const Item &it = p.items[first_wait + threadIdx.x];
-    wait_values[threadIdx.x] = mpix::work::item_value(it);
-    first_seen[threadIdx.x] =
-        early && !mpix::work::is_companion(it.kind) ? mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(it.a)) : 0;
-  }
+  if (threadIdx.x < p.h.nwait) wait_values[threadIdx.x] = mpix::work::item_value(p.items[first_wait + threadIdx.x]);
   if (window_freed(p.h, alive)) return;
   // Leading signals order no data (a post's: what precedes it ended at a kernel boundary), and
   // they go before the waits, which may wait for peers that wait for them.
@@ -299,7 +285,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // A wait the watchdog ended skips the epoch's data and stores; its counting signals (the
   // window's retire count) still run, so the host sees the list as finished.
   const bool waited =
-      wait_flags(p, first_wait, p.h.nwait, wait_values, early ? first_seen : nullptr) &&
+      wait_flags(p, first_wait, p.h.nwait, wait_values) &&
       !((p.h.bits & mpix::work::kSkipIfWatchdogFired) &&
         reinterpret_cast<volatile mpix::work::WatchdogMailbox *>(p.h.mailbox_addr)->fired);
   if (tracer) {

@@ -147,9 +147,6 @@ enum LaunchBits : uint16_t {
   // is coherent where those kernels' stores landed (this device's L2, or the network's target),
   // so a release would order nothing and cost a system fence.
   kNoData = 8,
-  // The waits' first poll goes out at the kernel's start, with the live-window and cursor loads,
-  // instead of after the live-window check (MPIX_ST_EARLY_POLL=0 clears it; see the kernel).
-  kEarlyPoll = 16,
 };
 
 // Items of a launch, in order: leading signals (relaxed stores by block 0 before any wait: the
