@@ -2,9 +2,10 @@
 // underlying MPI's own collective, on the same buffers, in one run (like nccl-tests / OSU).
 //
 // For each collective and size: every mpix-st algorithm (MPIX_ST_<COLL>_ALGO), the vendor, and
-// MPI (on device buffers with --mpi-device, when the MPI is GPU-aware; otherwise host-staged:
-// device-to-host copy, MPI call, host-to-device copy, as a program on an MPI without GPU support
-// does). Each is run `iters` times back to back on the stream and synchronised once; the time per
+// MPI (on device buffers with --mpi-device, which GPU backends accept only with
+// MPIX_ST_MPI_GPU_AWARE=1, the library's word for an MPI that takes device pointers; otherwise
+// host-staged: device-to-host copy, MPI call, host-to-device copy, as a program on an MPI without
+// GPU support does). Each is run `iters` times back to back on the stream and synchronised once; the time per
 // call is the slowest rank's. Sizes follow nccl-tests: the vector for allreduce, reduce and bcast,
 // the whole receive buffer for allgather and alltoall; bus bandwidth uses nccl-tests' factors.
 // Float data, MPI_SUM, root 0. Each implementation's result is checked once per size.
@@ -249,6 +250,12 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   bench::init_device();
   const Options o = parse(argc, argv);
+  // A device pointer handed to an MPI that cannot read one crashes inside it (Open MPI 4.1.6's
+  // allreduce did, in a host memcpy): ask to be told the MPI takes them, as Faces' p2p does.
+  const char *aware = std::getenv("MPIX_ST_MPI_GPU_AWARE");
+  if (o.mpi && o.mpi_device && std::strcmp(xdev::kind(), "host") != 0 && !(aware && std::strcmp(aware, "1") == 0))
+    usage("--mpi-device passes device buffers to the MPI's own collectives; set MPIX_ST_MPI_GPU_AWARE=1 if this "
+          "MPI takes device pointers (else leave the option out: the MPI is then measured host-staged)");
   void *stream = xdev::stream_create();
   std::unique_ptr<coll_bench::Vendor> vendor(o.vendor ? coll_bench::make_vendor(MPI_COMM_WORLD) : nullptr);
 
