@@ -261,15 +261,16 @@ __device__ bool window_freed(const mpix::work::LaunchHeader &h, AliveWords alive
 
 template <int N>
 __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
+  // MPIX_ST_TRACE (launch_trace.h): one thread's clock reads, in shared memory rather than the
+  // registers the copies need, written to the log at the end.
+  const uint64_t trace = p.h.trace_addr;
+  const bool tracer = trace && mpix_trace_thread();
+  __shared__ uint64_t stamps[mpix::work::kTraceEvents];
+  if (tracer) stamps[0] = mpix_clock_ns();
   // The live-window word and the cursor-relative value of this thread's wait load together, so
   // their latencies overlap (one after the other they cost about 0.4 us per epoch round trip on
   // H100). A freed window's cursors may be read: they lie in its own flag memory, which the
   // backend never hands back (device_backend.cpp, free_flags).
-  // MPIX_ST_TRACE (launch_trace.h): clock reads in the tracing thread's registers, written at the end.
-  const uint64_t trace = p.h.trace_addr;
-  const bool tracer = trace && mpix_trace_thread();
-  __shared__ uint64_t stamps[mpix::work::kTraceEvents];  // shared, not registers: the copies need those
-  if (tracer) stamps[0] = mpix_clock_ns();
   const AliveWords alive = alive_words(p.h);
   // Slot t is thread t's, in shared memory rather than registers the copies need. (Loading the
   // signals' values here too made the kernel spill registers; they load after the data.)

@@ -25,7 +25,9 @@ using namespace mt;
 
 namespace {
 
-constexpr size_t kPut = 4096;
+// Large enough that a GPU spreads the complete's copy over many blocks: the finishing block then
+// writes the stamps block 0 handed over (launch_trace.h).
+constexpr size_t kPut = 256 * 1024;
 constexpr int kEager = 5, kCaptured = 3, kReplays = 7;
 
 struct Expected {
