@@ -189,11 +189,31 @@ class Enqueuer {
   // 2 (N - 1) / N of the chunk instead of the direct exchange's N - 1 chunks; each step is one
   // epoch between neighbours. Scratch: slot 0 receives, slots 1..N hold the partial vector.
   // Every element is finished by one leader and copied to the rest, so every rank gets its bits.
+  // Pipelined (MPIX_ST_COLL_PIPELINE, as Chunks): every step exchanges with the same neighbours,
+  // so each step's wait posts the next step's exposure at once and the post's round trip leaves
+  // the critical path. The reduce-scatter then receives into two slots in turn (slots 0 and 1,
+  // the partial vector after them): the left neighbour may put step s + 1 while this leader still
+  // adds step s.
   core::Result allreduce_ring() {
     const int me = c_.rank, nodes = n_.nodes, i = n_.node_index, leader = n_.leader_of_node[i];
     const int right = n_.leader_of_node[(i + 1) % nodes], left = n_.leader_of_node[(i + nodes - 1) % nodes];
-    const uint64_t slots = nodes + 1, sb = slot_bytes(slots), cap = chunk_elems(slots) * nodes;
-    char *got = slot(slots, 0), *partial = slot(slots, 1);
+    const bool ahead = pipeline_;
+    const uint64_t slots = nodes + (ahead ? 2 : 1), sb = slot_bytes(slots), cap = chunk_elems(slots) * nodes;
+    const uint64_t got_slot[2] = {0, ahead ? 1u : 0u}, partial_slot = ahead ? 2 : 1;
+    char *partial = slot(slots, static_cast<int>(partial_slot));
+    // Steps of the whole call, counted alike on every leader (the receive slot's parity, and
+    // whether a next step follows to post for).
+    const uint64_t chunk_count = cap ? (call_.count + cap - 1) / cap : 0;
+    const uint64_t total_steps = chunk_count * 2 * uint64_t(nodes - 1);
+    uint64_t step = 0;
+    const auto ring_step = [&](const std::vector<Put> &puts) -> core::Result {
+      if (!ahead || step == 0)
+        if (core::Result r = expose({left})) return r;
+      if (core::Result r = access(puts, {right})) return r;
+      if (core::Result r = await({left})) return r;
+      ++step;
+      return ahead && step < total_steps ? expose({left}) : core::ok();
+    };
     for (uint64_t f = 0; f < call_.count; f += cap) {
       const uint64_t e = std::min(cap, call_.count - f), off = f * esize_, part = (e + nodes - 1) / nodes;
       auto first = [&](int j) { return std::min<uint64_t>(uint64_t(j) * part, e); };
@@ -203,10 +223,11 @@ class Enqueuer {
       if (me == leader) {
         for (int s = 0; s < nodes - 1; ++s) {
           const int p = mod(i - s), q = mod(i - s - 1);
+          const uint64_t into = got_slot[step % 2];
           std::vector<Put> puts;
-          if (elems(p)) puts.push_back({right, partial + first(p) * esize_, 0, elems(p) * esize_});
-          if (core::Result r = epoch({left}, puts, {right})) return r;
-          char *mine = partial + first(q) * esize_;
+          if (elems(p)) puts.push_back({right, partial + first(p) * esize_, into * sb, elems(p) * esize_});
+          if (core::Result r = ring_step(puts)) return r;
+          char *got = slot(slots, static_cast<int>(into)), *mine = partial + first(q) * esize_;
           if (elems(q))
             if (core::Result r = local_step(kLocalReduce, got, mine, elems(q), 2, static_cast<uint64_t>(mine - got), 0))
               return r;
@@ -215,8 +236,8 @@ class Enqueuer {
           const int p = mod(i + 1 - t);
           std::vector<Put> puts;
           if (elems(p))
-            puts.push_back({right, partial + first(p) * esize_, sb + first(p) * esize_, elems(p) * esize_});
-          if (core::Result r = epoch({left}, puts, {right})) return r;
+            puts.push_back({right, partial + first(p) * esize_, partial_slot * sb + first(p) * esize_, elems(p) * esize_});
+          if (core::Result r = ring_step(puts)) return r;
         }
         if (core::Result r = local_step(kLocalCopy, partial, out() + off, e, 1, 0, 0)) return r;
       }
