@@ -7,7 +7,7 @@
 set -euo pipefail
 [ "${MPIX_ST_SKIP_INSTALL:-0}" = 1 ] && exit 0
 packages=(build-essential cmake ninja-build pkg-config mpich libmpich-dev doctest-dev
-          libfabric-dev libhwloc-dev hipcc libamdhip64-dev)
+          libfabric-dev libhwloc-dev hipcc libamdhip64-dev python3)
 for extra in "$@"; do
   case "$extra" in
     openmpi) packages+=(libopenmpi-dev openmpi-bin) ;;
