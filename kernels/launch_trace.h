@@ -7,17 +7,15 @@
 // waited from block 0, the other four from the block that finishes the list (the last one through
 // the ticket; trail_done equals signalled where the list has no trailing waits). A launch with
 // nothing after its data (no signals, no counts) stamps exit from block 0 instead of those four.
-// The stamps are clock reads kept in registers; the finishing block writes all six at the end with
-// one atomic add (block 0 of a multi-block launch hands its two over through a slot of the log
-// before the ticket). Once the log is full, records are counted (`claimed` goes on) but not
-// written. What tracing costs is measured, not assumed (README, "Launch trace"). MPI_Finalize writes the log
-// (src/gpu/launch_trace_file.h); scripts/trace-summary.py turns it into per-phase times.
+// The stamps are one thread's clock reads kept in shared memory; the finishing block writes all
+// six at the end with one atomic add (block 0 of a multi-block launch hands its two over through
+// a slot of the log before the ticket). Once the log is full, records are counted (`claimed`
+// goes on) but not written. What tracing costs is measured, not assumed (README, "Launch
+// trace"). MPI_Finalize writes the log (src/gpu/launch_trace_file.h); scripts/trace-summary.py
+// turns it into per-phase times.
 //
-// Launches are not numbered (the finishing block would need the number from block 0: one more
-// global round trip per launch). A launch's records are told apart by window and time order:
-// the launches of one window run one after the other on its stream, which holds for every
-// program that uses a window from one stream (epochs of one window on two streams would need
-// the user's own ordering anyway).
+// Each launch's records are written together, so they are contiguous in the log and start with
+// its enter record, whatever other streams stamp meanwhile; launches are not numbered.
 #pragma once
 #include <cstdint>
 

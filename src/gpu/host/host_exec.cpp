@@ -308,14 +308,39 @@ static uint16_t trace_parts(const WorkList &list) {
   return work::trace_parts(h);
 }
 
+// One launch's stamps, written to the log together (one claim) when the launch ends, as the
+// kernel writes them: a launch's records stay contiguous whatever other streams stamp meanwhile.
+class LaunchStamps {
+ public:
+  LaunchStamps(work::TraceLog *log, const WorkList &list) : log_(log), window_(list.window_id) {
+    if (log_) parts_ = trace_parts(list);
+  }
+  LaunchStamps(const LaunchStamps &) = delete;
+  LaunchStamps &operator=(const LaunchStamps &) = delete;
+  void operator()(uint16_t event) {
+    if (!log_ || n_ == work::kTraceEvents) return;
+    t_[n_] = clock_ns();
+    e_[n_++] = event;
+  }
+  ~LaunchStamps() {
+    if (!log_ || n_ == 0) return;
+    const unsigned long long i = std::atomic_ref<unsigned long long>(log_->claimed).fetch_add(n_, std::memory_order_relaxed);
+    for (int k = 0; k < n_; ++k)
+      if (i + k < log_->capacity) log_->records()[i + k] = {t_[k], window_, e_[k], uint16_t(k == 0 ? parts_ : 0)};
+  }
+
+ private:
+  work::TraceLog *log_;
+  uint32_t window_;
+  uint16_t parts_ = 0;
+  int n_ = 0;
+  uint64_t t_[work::kTraceEvents] = {};
+  uint16_t e_[work::kTraceEvents] = {};
+};
+
 int run(const WorkList &list, WatchdogReport *report, std::string *why, work::TraceLog *trace) {
-  const auto stamp = [&](uint16_t event, uint16_t info = 0) {
-    if (!trace) return;
-    const uint64_t t = clock_ns();
-    const unsigned long long i = std::atomic_ref<unsigned long long>(trace->claimed).fetch_add(1, std::memory_order_relaxed);
-    if (i < trace->capacity) trace->records()[i] = {t, list.window_id, event, info};
-  };
-  if (trace) stamp(work::kTraceEnter, trace_parts(list));
+  LaunchStamps stamp(trace, list);
+  stamp(work::kTraceEnter);
   // Leading signals (a merged post's) order what earlier tasks did, as the kernel boundary does.
   for (const Item &it : list.leading_signals) store_signal(it);
   // A wait the watchdog ends skips the rest of the epoch, but the list still counts as run.
