@@ -252,8 +252,7 @@ int main(int argc, char **argv) {
   const Options o = parse(argc, argv);
   // A device pointer handed to an MPI that cannot read one crashes inside it (Open MPI 4.1.6's
   // allreduce did, in a host memcpy): ask to be told the MPI takes them, as Faces' p2p does.
-  const char *aware = std::getenv("MPIX_ST_MPI_GPU_AWARE");
-  if (o.mpi && o.mpi_device && std::strcmp(xdev::kind(), "host") != 0 && !(aware && std::strcmp(aware, "1") == 0))
+  if (o.mpi && o.mpi_device && !xdev::mpi_reads_device_memory())
     usage("--mpi-device passes device buffers to the MPI's own collectives; set MPIX_ST_MPI_GPU_AWARE=1 if this "
           "MPI takes device pointers (else leave the option out: the MPI is then measured host-staged)");
   void *stream = xdev::stream_create();

@@ -4,6 +4,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define XDEV_HOST_DEVICE __host__ __device__
@@ -14,6 +16,14 @@
 namespace xdev {
 
 const char *kind();  // "host" or "cuda"
+// Whether the MPI under the library reads this layer's device memory: always on the host backend
+// (its "device" memory is host memory); elsewhere the library's own switch says so
+// (MPIX_ST_MPI_GPU_AWARE: 1, true or yes, as the library reads it).
+inline bool mpi_reads_device_memory() {
+  if (std::strcmp(kind(), "host") == 0) return true;
+  const char *v = std::getenv("MPIX_ST_MPI_GPU_AWARE");
+  return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0 || std::strcmp(v, "yes") == 0);
+}
 // Selects the device for this rank (CUDA: local rank modulo device count). Call after MPI_Init.
 void init(int local_rank);
 

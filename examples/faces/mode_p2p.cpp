@@ -1,8 +1,6 @@
 // p2p: MPI_Irecv / MPI_Isend per neighbour. An MPI that cannot read device memory gets the
 // buffers staged through page-locked host memory; a GPU-aware one (or the host backend) reads
 // the device buffers directly.
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
 #include "exchange.h"
@@ -11,17 +9,9 @@
 namespace faces {
 namespace {
 
-// The library's own switch says whether the MPI under it is GPU-aware; the host backend's
-// "device" memory is host memory, which every MPI reads.
-bool mpi_reads_device_memory() {
-  if (std::strcmp(xdev::kind(), "host") == 0) return true;
-  const char *v = std::getenv("MPIX_ST_MPI_GPU_AWARE");
-  return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0 || std::strcmp(v, "yes") == 0);
-}
-
 class P2pExchange final : public Exchange {
  public:
-  explicit P2pExchange(const Context &c) : c_(c), dev_(c.plan), staged_(!mpi_reads_device_memory()) {
+  explicit P2pExchange(const Context &c) : c_(c), dev_(c.plan), staged_(!xdev::mpi_reads_device_memory()) {
     MPI_Comm_dup(c.comm, &comm_);
     bytes_ = static_cast<size_t>(c.plan.buffer_doubles) * sizeof(double);
     if (staged_) {

@@ -187,7 +187,7 @@ class Enqueuer {
   // holds the sum of the nodes it passed); the part that completes on a leader then travels N - 1
   // allgather steps straight into the other leaders' partial vectors. Each leader sends
   // 2 (N - 1) / N of the chunk instead of the direct exchange's N - 1 chunks; each step is one
-  // epoch between neighbours. Scratch: slot 0 receives, slots 1..N hold the partial vector.
+  // epoch between neighbours. Scratch, unpipelined: slot 0 receives, slots 1..N hold the partial vector.
   // Every element is finished by one leader and copied to the rest, so every rank gets its bits.
   // Pipelined (MPIX_ST_COLL_PIPELINE, as Chunks): every step exchanges with the same neighbours,
   // so each step's wait posts the next step's exposure at once and the post's round trip leaves
@@ -201,18 +201,17 @@ class Enqueuer {
     const uint64_t slots = nodes + (ahead ? 2 : 1), sb = slot_bytes(slots), cap = chunk_elems(slots) * nodes;
     const uint64_t got_slot[2] = {0, ahead ? 1u : 0u}, partial_slot = ahead ? 2 : 1;
     char *partial = slot(slots, static_cast<int>(partial_slot));
-    // Steps of the whole call, counted alike on every leader (the receive slot's parity, and
-    // whether a next step follows to post for).
-    const uint64_t chunk_count = cap ? (call_.count + cap - 1) / cap : 0;
-    const uint64_t total_steps = chunk_count * 2 * uint64_t(nodes - 1);
+    // The steps of the whole call, counted alike on every leader, open and close their exposures
+    // as Chunks' chunks do (expose_chunk, await_chunk), the two receive slots standing for the
+    // two sets.
+    Chunks steps;
+    steps.sets = ahead ? 2 : 1;
+    steps.count = (cap ? (call_.count + cap - 1) / cap : 0) * 2 * uint64_t(nodes - 1);
     uint64_t step = 0;
     const auto ring_step = [&](const std::vector<Put> &puts) -> core::Result {
-      if (!ahead || step == 0)
-        if (core::Result r = expose({left})) return r;
+      if (core::Result r = expose_chunk(steps, step, {left})) return r;
       if (core::Result r = access(puts, {right})) return r;
-      if (core::Result r = await({left})) return r;
-      ++step;
-      return ahead && step < total_steps ? expose({left}) : core::ok();
+      return await_chunk(steps, step++, {left});
     };
     for (uint64_t f = 0; f < call_.count; f += cap) {
       const uint64_t e = std::min(cap, call_.count - f), off = f * esize_, part = (e + nodes - 1) / nodes;

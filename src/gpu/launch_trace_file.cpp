@@ -41,8 +41,6 @@ bool write_launch_trace_file(const work::TraceLog &log, const work::TraceRecord 
   std::fprintf(f, "t_ns,window,event,info\n");
   for (uint64_t i = 0; i < written; ++i) {
     const work::TraceRecord &r = records[i];
-    // A slot claimed but never written (a replay that found its window freed) stays zero.
-    if (r.event == 0) continue;
     std::fprintf(f, "%llu,%u,%s,%u\n", static_cast<unsigned long long>(r.t_ns), r.window_id,
                  work::trace_event_name(r.event), r.info);
   }
