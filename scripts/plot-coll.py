@@ -4,8 +4,9 @@ implementation (mpix-st algorithm, vendor, MPI), from coll_bench --json files.
 
 usage: plot-coll.py FILE.json... [-o coll.png]
 
-A table of the best mpix-st time per size divided by the vendor's (where both exist) goes to
-standard output.
+A table of mpix-st's time per size divided by the vendor's goes to standard output: the auto
+algorithm and the best one, eager against the vendor's eager calls and replayed (--graph) against
+the vendor's replayed ones.
 """
 import argparse
 import json
@@ -19,20 +20,29 @@ def main():
     args = ap.parse_args()
     runs = [json.load(open(f)) for f in args.files]
     for run in runs:
-        best = defaultdict(lambda: float("inf"))
-        vendor = {}
+        # time by (coll, bytes), per implementation row: eager with eager, replayed with replayed
+        times = defaultdict(dict)
         for r in run["results"]:
-            key = (r["coll"], r["bytes"])
-            if r["impl"] == "mpixst":
-                best[key] = min(best[key], r["time_us"])
-            elif r["impl"] == "vendor":
-                vendor[key] = r["time_us"]
+            times[(r["coll"], r["bytes"])][(r["impl"], r["algo"])] = r["time_us"]
         print("# {} ranks, {} ({}), vendor {}".format(run["ranks"], run["device"], run["backend"], run["vendor"]))
-        print("{:<10} {:>12} {:>12} {:>12} {:>8}".format("coll", "bytes", "mpixst_us", "vendor_us", "ratio"))
-        for (coll, size), t in sorted(best.items()):
-            v = vendor.get((coll, size))
-            print("{:<10} {:>12} {:>12.2f} {:>12} {:>8}".format(
-                coll, size, t, "{:.2f}".format(v) if v else "-", "{:.2f}".format(t / v) if v else "-"))
+        print("# ratios of mpix-st's time to the vendor's: auto and the best algorithm, eager (mpixst / vendor)"
+              " and replayed (mpixst-graph / vendor-graph)")
+        print("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}".format(
+            "coll", "bytes", "vendor_us", "auto", "best", "vgraph_us", "auto_g", "best_g"))
+
+        def ratio(t, v):
+            return "{:.2f}".format(t / v) if t is not None and v else "-"
+
+        for (coll, size), row in sorted(times.items()):
+            def pick(impl, algo=None):
+                ts = [t for (i, a), t in row.items() if i == impl and (algo is None or a == algo)]
+                return min(ts) if ts else None
+            v, vg = pick("vendor"), pick("vendor-graph")
+            # alltoall has one algorithm, named for itself rather than auto
+            auto, auto_g = pick("mpixst", "auto") or pick("mpixst"), pick("mpixst-graph", "auto") or pick("mpixst-graph")
+            print("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}".format(
+                coll, size, "{:.2f}".format(v) if v else "-", ratio(auto, v), ratio(pick("mpixst"), v),
+                "{:.2f}".format(vg) if vg else "-", ratio(auto_g, vg), ratio(pick("mpixst-graph"), vg)))
     try:
         import matplotlib
         matplotlib.use("Agg")

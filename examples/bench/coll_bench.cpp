@@ -14,7 +14,8 @@
 //              [--max-bytes 268435456] [--step 4] [--iters 100] [--warmup 5]
 //              [--impls mpixst,vendor,mpi] [--mpi-device] [--graph] [--json FILE]
 // --graph: mpix-st's calls are captured into one graph of `iters` calls and the graph is replayed
-// (the vendor's too, where it supports capture); the eager figures are measured as well.
+// (rows mpixst-graph), and so are the vendor's where it supports capture (vendor-graph: NCCL);
+// the eager figures are measured as well. Compare replayed with replayed, eager with eager.
 #include <mpi.h>
 #include <mpix/mpix_st.h>
 
@@ -318,6 +319,8 @@ int main(int argc, char **argv) {
         auto call = [&] { vendor->enqueue(c, b.send, b.recv, s.count, 0, stream); };
         const bool ok = verified(call);
         record("vendor", vendor->name().substr(0, 8), bench::timed(iters, stream, call), ok);
+        if (o.graph && vendor->capturable())
+          record("vendor-graph", vendor->name().substr(0, 8), timed_graph(iters, stream, call), ok);
       }
       if (o.mpi) {
         auto call = [&] { mpi_call(c, s, b, o.mpi_device, stream); };

@@ -16,6 +16,8 @@ class Vendor {
   virtual std::string name() const = 0;
   // Enqueues one collective on float data (`count`: elements of the vector, or of one rank's block).
   virtual void enqueue(Coll c, const void *send, void *recv, size_t count, int root, void *stream) = 0;
+  // Whether its calls can be captured into a graph and replayed (--graph times them replayed too).
+  virtual bool capturable() const = 0;
 };
 
 // nullptr where no vendor library is built in.

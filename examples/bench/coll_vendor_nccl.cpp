@@ -34,6 +34,8 @@ class Nccl final : public Vendor {
     ncclGetVersion(&v);
     return "nccl " + std::to_string(v);
   }
+  // NCCL's calls (grouped ones too) can be captured since 2.9; nccl-tests replays them the same way.
+  bool capturable() const override { return NCCL_VERSION_CODE >= NCCL_VERSION(2, 9, 0); }
   void enqueue(Coll c, const void *send, void *recv, size_t count, int root, void *stream) override {
     auto s = static_cast<cudaStream_t>(stream);
     switch (c) {
