@@ -111,21 +111,14 @@ class DeviceCollExecutor {
   }
 
   __device__ void wait(const uint64_t *flag, uint64_t want, int peer) {
-    if (threadIdx.x == 0 && !*failed_) {
-      const uint64_t start = a_.watchdog_ns ? mpix_clock_ns() : 0;
-      uint64_t seen;
-      while ((seen = mpix_load_acquire_sys(flag)) < want) {
-        if (abandoned()) {
-          *failed_ = 1;
-          break;
-        }
-        if (a_.watchdog_ns && mpix_clock_ns() - start > a_.watchdog_ns) {
-          report(peer, want, seen);
-          *failed_ = 1;
-          break;
-        }
-      }
-    }
+    if (threadIdx.x == 0 && !*failed_) poll(flag, want, peer);
+    __syncthreads();
+  }
+  // Thread q polls peer q's flag: the loads' round trips overlap instead of following one another
+  // (one thread waiting for each peer in turn paid a round trip per peer on every call).
+  __device__ void wait_all(const uint64_t *first, uint64_t peers, uint64_t want) {
+    for (int q = threadIdx.x; q < mpix::coll::kMaxRanks; q += blockDim.x)
+      if (((peers >> q) & 1) && !failed()) poll(first + q, want, q);
     __syncthreads();
   }
 
@@ -211,6 +204,23 @@ class DeviceCollExecutor {
   }
 
  private:
+  // One thread's wait for *flag >= want; a timeout or an abandoned launch fails the call.
+  __device__ void poll(const uint64_t *flag, uint64_t want, int peer) {
+    const uint64_t start = a_.watchdog_ns ? mpix_clock_ns() : 0;
+    uint64_t seen;
+    while ((seen = mpix_load_acquire_sys(flag)) < want) {
+      if (failed()) break;  // another thread's wait (wait_all) timed out
+      if (abandoned()) {
+        *failed_ = 1;
+        break;
+      }
+      if (a_.watchdog_ns && mpix_clock_ns() - start > a_.watchdog_ns) {
+        report(peer, want, seen);
+        *failed_ = 1;
+        break;
+      }
+    }
+  }
   __device__ const uint64_t *cursor_word() const {
     return reinterpret_cast<const uint64_t *>(table_[a_.rank].flags) + mpix::coll::FlagLayout::cursor(a_.size);
   }

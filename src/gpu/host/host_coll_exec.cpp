@@ -38,6 +38,10 @@ class HostCollExecutor {
     *report_ = WatchdogReport{a_.comm_id, peer, work::kWaitCollective, want, seen};
     ok_ = false;
   }
+  void wait_all(const uint64_t *first, uint64_t peers, uint64_t want) {
+    for (int q = 0; q < coll::kMaxRanks && ok_; ++q)
+      if ((peers >> q) & 1) wait(first + q, want, q);
+  }
   void copy(void *dst, const void *src, uint64_t bytes) {
     if (ok_ && bytes) std::memmove(dst, src, bytes);
   }
