@@ -143,14 +143,14 @@ class Enqueuer {
     return await(origins);
   }
   // The epoch's parts: the exposure opened (post), the access epoch (start, puts, complete), the
-  // exposure closed (wait).
-  core::Result expose(const std::vector<int> &origins) {
+  // exposure closed (wait). `on`: the window, the first unless a schedule names the second (Net).
+  core::Result expose(const std::vector<int> &origins, core::Window *on = nullptr) {
     if (origins.empty()) return core::ok();
     Group g(call_.comm, origins);
-    return core::post(*n_.window, g, 0, call_.stream, true);
+    return core::post(on ? *on : *n_.window, g, 0, call_.stream, true);
   }
-  core::Result access(const std::vector<Put> &puts, std::vector<int> targets = {}) {
-    core::Window &w = *n_.window;
+  core::Result access(const std::vector<Put> &puts, std::vector<int> targets = {}, core::Window *on = nullptr) {
+    core::Window &w = on ? *on : *n_.window;
     if (targets.empty())
       for (const Put &p : puts) targets.push_back(p.target);
     if (targets.empty()) return core::ok();
@@ -164,18 +164,19 @@ class Enqueuer {
     }
     return core::complete(w, call_.stream, true);
   }
-  core::Result await(const std::vector<int> &origins) {
+  core::Result await(const std::vector<int> &origins, core::Window *on = nullptr) {
     if (origins.empty()) return core::ok();
-    return core::wait(*n_.window, call_.stream, true);
+    return core::wait(on ? *on : *n_.window, call_.stream, true);
   }
   // A target's exposure for chunk k (Chunks): opened at the chunk's start with one set, or, with
-  // two, for chunk 0 only: the wait for chunk k then opens chunk k + 1's.
-  core::Result expose_chunk(const Chunks &c, uint64_t k, const std::vector<int> &origins) {
-    return c.sets == 1 || k == 0 ? expose(origins) : core::ok();
+  // two, for chunk 0 only: the wait for chunk k then opens chunk k + 1's. Every chunk of a call
+  // must expose `on` to the same origins.
+  core::Result expose_chunk(const Chunks &c, uint64_t k, const std::vector<int> &origins, core::Window *on = nullptr) {
+    return c.sets == 1 || k == 0 ? expose(origins, on) : core::ok();
   }
-  core::Result await_chunk(const Chunks &c, uint64_t k, const std::vector<int> &origins) {
-    if (core::Result r = await(origins)) return r;
-    return c.sets == 2 && k + 1 < c.count ? expose(origins) : core::ok();
+  core::Result await_chunk(const Chunks &c, uint64_t k, const std::vector<int> &origins, core::Window *on = nullptr) {
+    if (core::Result r = await(origins, on)) return r;
+    return c.sets == 2 && k + 1 < c.count ? expose(origins, on) : core::ok();
   }
 
   const char *in() const { return static_cast<const char *>(call_.sendbuf); }
@@ -277,47 +278,55 @@ class Enqueuer {
     return 1 + levels;
   }
 
-  // Reduce up the tree: the children's partials arrive in receive slots 1..k in one epoch and are
-  // added to slot 0 into `dst`; then a node below the root puts slot 0 into its parent's receive slot
-  // for its level. Each node sends its vector once; the root's result is ready after log2(N) steps.
-  // `dst` differs from slot 0 only at the root, which has children (there are always two nodes or more).
-  core::Result tree_reduce(const Tree &t, uint64_t slots, uint64_t e, char *dst) {
-    const uint64_t sb = slot_bytes(slots);
-    char *mine = slot(slots, 0);
+  // Reduce up the tree, chunk k of `ch` (tree_slots() slots a set): the children's partials arrive
+  // in receive slots 1..k in one epoch and are added to slot 0 into `dst`; then a node below the
+  // root puts slot 0 into its parent's receive slot for its level. Each node sends its vector once;
+  // the root's result is ready after log2(N) steps. `dst` differs from slot 0 only at the root,
+  // which has children (there are always two nodes or more). A node exposes to its children only,
+  // so with two sets it posts chunk k + 1's exposure as soon as chunk k arrived (Chunks).
+  core::Result tree_reduce(const Tree &t, const Chunks &ch, uint64_t k, uint64_t e, char *dst) {
+    char *mine = set_slot(ch, k, 0);
     if (!t.children.empty()) {
-      if (core::Result r = epoch(t.children, {})) return r;
-      if (core::Result r = local_step(kLocalReduce, mine, dst, e, static_cast<uint32_t>(t.children.size() + 1), sb, 0))
+      if (core::Result r = expose_chunk(ch, k, t.children)) return r;
+      if (core::Result r = await_chunk(ch, k, t.children)) return r;
+      if (core::Result r = local_step(kLocalReduce, mine, dst, e, static_cast<uint32_t>(t.children.size() + 1),
+                                      set_slot_bytes(ch), 0))
         return r;
     }
-    if (t.parent >= 0) return epoch({}, {{t.parent, mine, (1 + t.level) * sb, e * esize_}});
+    if (t.parent >= 0) return access({{t.parent, mine, set_slot_offset(ch, k, 1 + t.level), e * esize_}});
     return core::ok();
   }
 
-  // Broadcast down the tree: a node below the root receives the vector in slot 0 from its parent,
-  // then every node puts it (the root: from `source`) into its children's slot 0, in one epoch.
-  core::Result tree_bcast(const Tree &t, uint64_t slots, uint64_t e, const char *source) {
-    if (t.parent >= 0)
-      if (core::Result r = epoch({t.parent}, {})) return r;
+  // Broadcast down the tree, chunk k of `ch` on window `on`: a node below the root receives the
+  // vector in slot 0 from its parent, then every node puts it (the root: from `source`) into its
+  // children's slot 0, in one epoch. A node exposes to its parent only (posted ahead as above).
+  core::Result tree_bcast(const Tree &t, const Chunks &ch, uint64_t k, uint64_t e, const char *source,
+                          core::Window *on) {
+    if (t.parent >= 0) {
+      if (core::Result r = expose_chunk(ch, k, {t.parent}, on)) return r;
+      if (core::Result r = await_chunk(ch, k, {t.parent}, on)) return r;
+    }
     if (t.children.empty()) return core::ok();
     std::vector<Put> puts;
-    const char *from = t.parent >= 0 ? slot(slots, 0) : source;
-    for (int child : t.children) puts.push_back({child, from, 0, e * esize_});
-    return epoch({}, puts);
+    const char *from = t.parent >= 0 ? set_slot(ch, k, 0) : source;
+    for (int child : t.children) puts.push_back({child, from, set_slot_offset(ch, k, 0), e * esize_});
+    return access(puts, {}, on);
   }
 
   // Allreduce with the leaders in a tree: reduce to node 0's leader, broadcast back; every rank
-  // gets the bits node 0's leader computed.
+  // gets the bits node 0's leader computed. The way up exposes to children, the way down to the
+  // parent: the way down runs on the second window, so both post ahead.
   core::Result allreduce_tree() {
     const int me = c_.rank, leader = n_.leader_of_node[n_.node_index];
-    const uint64_t slots = tree_slots(n_.nodes), cap = chunk_elems(slots);
+    const Chunks ch = chunks(tree_slots(n_.nodes));
     const Tree t = tree(0, n_.leader_of_node[0]);
-    char *mine = slot(slots, 0);
-    for (uint64_t f = 0; f < call_.count; f += cap) {
-      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_;
+    for (uint64_t k = 0, f = 0; f < call_.count; ++k, f += ch.cap) {
+      const uint64_t e = std::min(ch.cap, call_.count - f), off = f * esize_;
+      char *mine = set_slot(ch, k, 0);
       if (core::Result r = node_step(kReduce, in() + off, mine, e, 0)) return r;
       if (me == leader) {
-        if (core::Result r = tree_reduce(t, slots, e, mine)) return r;
-        if (core::Result r = tree_bcast(t, slots, e, mine)) return r;
+        if (core::Result r = tree_reduce(t, ch, k, e, mine)) return r;
+        if (core::Result r = tree_bcast(t, ch, k, e, mine, n_.window2)) return r;
         if (core::Result r = local_step(kLocalCopy, mine, out() + off, e, 1, 0, 0)) return r;
       }
       if (node_size() > 1)
@@ -356,13 +365,14 @@ class Enqueuer {
   core::Result reduce_tree() {
     const int me = c_.rank, root = call_.root, root_node = n_.node_of[root];
     const int leader = n_.node_index == root_node ? root : n_.leader_of_node[n_.node_index];
-    const uint64_t slots = tree_slots(n_.nodes), cap = chunk_elems(slots);
+    const Chunks ch = chunks(tree_slots(n_.nodes));
     const Tree t = tree(root_node, root);
-    for (uint64_t f = 0; f < call_.count; f += cap) {
-      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_;
-      if (core::Result r = node_step(kReduce, in() + off, slot(slots, 0), e, local_root(leader))) return r;
+    for (uint64_t k = 0, f = 0; f < call_.count; ++k, f += ch.cap) {
+      const uint64_t e = std::min(ch.cap, call_.count - f), off = f * esize_;
+      char *mine = set_slot(ch, k, 0);
+      if (core::Result r = node_step(kReduce, in() + off, mine, e, local_root(leader))) return r;
       if (me == leader)
-        if (core::Result r = tree_reduce(t, slots, e, me == root ? out() + off : slot(slots, 0))) return r;
+        if (core::Result r = tree_reduce(t, ch, k, e, me == root ? out() + off : mine)) return r;
     }
     return core::ok();
   }
@@ -425,17 +435,17 @@ class Enqueuer {
     const int me = c_.rank, root = call_.root, root_node = n_.node_of[root];
     const bool on_root_node = n_.node_index == root_node;
     const bool leader = me == (on_root_node ? root : n_.leader_of_node[n_.node_index]);
-    const uint64_t cap = chunk_elems(1);
+    const Chunks ch = chunks(1);
     const Tree t = tree(root_node, root);
-    for (uint64_t f = 0; f < call_.count; f += cap) {
-      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_;
+    for (uint64_t k = 0, f = 0; f < call_.count; ++k, f += ch.cap) {
+      const uint64_t e = std::min(ch.cap, call_.count - f), off = f * esize_;
       char *buf = out() + off;
       if (on_root_node && node_size() > 1)
         if (core::Result r = node_step(kBcast, buf, buf, e, local_root(root))) return r;
       if (leader) {
-        if (core::Result r = tree_bcast(t, 1, e, buf)) return r;
+        if (core::Result r = tree_bcast(t, ch, k, e, buf, nullptr)) return r;
         if (!on_root_node)
-          if (core::Result r = local_step(kLocalCopy, slot(1, 0), buf, e, 1, 0, 0)) return r;
+          if (core::Result r = local_step(kLocalCopy, set_slot(ch, k, 0), buf, e, 1, 0, 0)) return r;
       }
       if (!on_root_node && node_size() > 1)
         if (core::Result r = node_step(kBcast, buf, buf, e, 0)) return r;
@@ -471,10 +481,13 @@ class Enqueuer {
   // to that node's rank with the same local index (its rail peer; the local index modulo the
   // node's size where nodes differ), which forwards it to the rest of its node in a node-local
   // epoch together with its own block. Each rank sends nodes - 1 blocks over the network instead
-  // of one per rank on other nodes; the node-local path carries the fan-out.
+  // of one per rank on other nodes; the node-local path carries the fan-out. The rail epochs run on
+  // the first window and the node-local ones on the second, each exposing to one group, so with
+  // two sets of slots (Chunks) chunk k + 1 crosses the network while chunk k is forwarded within
+  // the node (seed 004's segment pipelining).
   core::Result allgather_rails() {
     const int me = c_.rank, n = c_.size, my_node = n_.node_index;
-    const uint64_t slots = n, cap = chunk_elems(slots), sb = slot_bytes(slots);
+    const Chunks ch = chunks(n);
     const uint64_t block = call_.count * esize_;
     std::vector<std::vector<int>> members(n_.nodes);  // each node's ranks, in communicator order
     for (int q = 0; q < n; ++q) members[n_.node_of[q]].push_back(q);
@@ -489,18 +502,23 @@ class Enqueuer {
       if (n_.node_of[q] != my_node && relay(q, my_node) == me) rail_origins.push_back(q);
     for (int q : members[my_node])
       if (q != me) locals.push_back(q);
-    for (uint64_t f = 0; f < call_.count; f += cap) {
-      const uint64_t e = std::min(cap, call_.count - f), off = f * esize_, bytes = e * esize_;
+    for (uint64_t k = 0, f = 0; f < call_.count; ++k, f += ch.cap) {
+      const uint64_t e = std::min(ch.cap, call_.count - f), off = f * esize_, bytes = e * esize_;
       std::vector<Put> puts;
-      for (int t : rail_targets) puts.push_back({t, in() + off, me * sb, bytes});
-      if (core::Result r = epoch(rail_origins, puts, rail_targets)) return r;
+      for (int t : rail_targets) puts.push_back({t, in() + off, set_slot_offset(ch, k, me), bytes});
+      if (core::Result r = expose_chunk(ch, k, rail_origins)) return r;
+      if (core::Result r = access(puts, rail_targets)) return r;
+      if (core::Result r = await_chunk(ch, k, rail_origins)) return r;
       puts.clear();
       for (int l : locals) {
-        puts.push_back({l, in() + off, me * sb, bytes});
-        for (int q : rail_origins) puts.push_back({l, slot(slots, q), q * sb, bytes});
+        puts.push_back({l, in() + off, set_slot_offset(ch, k, me), bytes});
+        for (int q : rail_origins) puts.push_back({l, set_slot(ch, k, q), set_slot_offset(ch, k, q), bytes});
       }
-      if (core::Result r = epoch(locals, puts, locals)) return r;
-      if (core::Result r = local_step(kLocalCopy, slot(slots, 0), out() + off, e, n, sb, block, me, in() + off))
+      if (core::Result r = expose_chunk(ch, k, locals, n_.window2)) return r;
+      if (core::Result r = access(puts, locals, n_.window2)) return r;
+      if (core::Result r = await_chunk(ch, k, locals, n_.window2)) return r;
+      if (core::Result r = local_step(kLocalCopy, set_slot(ch, k, 0), out() + off, e, n, set_slot_bytes(ch), block, me,
+                                      in() + off))
         return r;
     }
     return core::ok();
@@ -631,12 +649,19 @@ core::Result build_net(Context &c, MPI_Comm comm, const std::vector<int> &node_i
         be.copy_to_device(local_table(net), &self, sizeof self))
       why = "collective flag upload: " + be.last_error();
   }
-  core::Result r = core::create_window(why.empty() ? net.scratch : nullptr, why.empty() ? bytes : 0, 1, MPI_INFO_NULL,
-                                       comm, false, &net.win);
-  if (!why.empty()) return core::fail(core::resource_error_class(), why);
+  // Both windows over the same scratch (Net::win2); creation is collective, so every rank makes both
+  // whatever the first gave.
+  const bool have = why.empty();
+  core::Result r = core::create_window(have ? net.scratch : nullptr, have ? bytes : 0, 1, MPI_INFO_NULL, comm, false,
+                                       &net.win);
+  core::Result r2 = core::create_window(have ? net.scratch : nullptr, have ? bytes : 0, 1, MPI_INFO_NULL, comm, false,
+                                        &net.win2);
+  if (!have) return core::fail(core::resource_error_class(), why);
   if (r) return core::fail(r.mpi_class, "the collective window across nodes: " + r.message);
+  if (r2) return core::fail(r2.mpi_class, "the second collective window across nodes: " + r2.message);
   net.window = core::find_window(net.win);
-  if (!net.window) return core::fail(MPI_ERR_OTHER, "the collective window across nodes is not managed");
+  net.window2 = core::find_window(net.win2);
+  if (!net.window || !net.window2) return core::fail(MPI_ERR_OTHER, "a collective window across nodes is not managed");
   return core::ok();
 }
 
@@ -646,13 +671,13 @@ bool release_net(Context &c) {
   bool drained = !n.flags || local_steps_drained(n);
   // Node-local steps first: their context drains its own rounds (which write this scratch).
   if (n.node_comm != MPI_COMM_NULL) PMPI_Comm_free(&n.node_comm);
-  if (n.win != MPI_WIN_NULL) {
+  for (MPI_Win *win : {&n.win, &n.win2}) {
+    if (*win == MPI_WIN_NULL) continue;
     bool owned = false;
     void *base = nullptr;
-    MPI_Win handle = n.win;
-    if (core::Result r = core::free_window(&n.win, &owned, &base)) {
-      std::fprintf(stderr, "mpix-st: freeing the collective window of communicator %u: %s\n", c.id,
-                   r.message.c_str());
+    MPI_Win handle = *win;
+    if (core::Result r = core::free_window(win, &owned, &base)) {
+      std::fprintf(stderr, "mpix-st: freeing a collective window of communicator %u: %s\n", c.id, r.message.c_str());
       drained = false;
     } else {
       core::note_window_freed(handle);
@@ -674,6 +699,7 @@ core::Result enqueue_multinode(Context &c, const Call &call, bool capturing) {
                       "the capture)");
   if (core::Result r = core::take_watchdog_error(c.id, nullptr)) return r;
   if (core::Result r = core::take_watchdog_error(c.net->window->id, nullptr)) return r;
+  if (core::Result r = core::take_watchdog_error(c.net->window2->id, nullptr)) return r;
   if (call.count == 0) return core::ok();
   // Everything a step could refuse is checked before the first step is enqueued, so a refused
   // call leaves nothing half-enqueued on the stream.

@@ -22,8 +22,10 @@
 //              within its node in a second, node-local epoch.
 // Vectors larger than a scratch slot run in chunks, each chunk a full pass of the steps; with two
 // sets of slots, a target posts its exposure for the next chunk before it uses this one, so the
-// next chunk travels while this one is reduced or copied out (Enqueuer::Chunks, in multinode.cpp;
-// not the rails allgather, whose two epochs share the window, nor the leaders' ring and tree).
+// next chunk travels while this one is reduced or copied out (Enqueuer::Chunks, in multinode.cpp).
+// The rails allgather's node step and the tree's way down run on a second window over the same
+// scratch, so every window exposes to one group and can post ahead; the leaders' ring posts each
+// step ahead.
 #pragma once
 #include <mpi.h>
 
@@ -49,7 +51,13 @@ struct Net {
   std::vector<int> leader_of_node;          // lowest communicator rank of each node
   MPI_Win win = MPI_WIN_NULL;
   core::Window *window = nullptr;
-  void *scratch = nullptr;  // the window's memory
+  // A second window over the same scratch: schedules whose consecutive epochs expose to two
+  // different groups (the rails allgather's rail and node steps, the leaders' tree up and down)
+  // keep one group per window, so each window can post its next exposure ahead (an MPI window has
+  // one exposure epoch at a time).
+  MPI_Win win2 = MPI_WIN_NULL;
+  core::Window *window2 = nullptr;
+  void *scratch = nullptr;  // both windows' memory
   uint64_t scratch_bytes = 0;
   uint64_t *flags = nullptr;  // cursor of the local steps (a one-rank FlagLayout), then its PeerTable
   uint64_t local_steps = 0;   // enqueued, for draining
