@@ -112,6 +112,7 @@ struct Args {
   uint64_t watchdog_ns;  // 0: waits never time out
   uint64_t mailbox;      // work::WatchdogMailbox (device backends)
   uint64_t barrier;      // device backends: zeroed words counting finished blocks, reset at exit
+  uint64_t trace;        // MPIX_ST_TRACE's log (work::TraceLog, launch_trace.h) the backend stamps; 0: off
 };
 static_assert(sizeof(Args) <= 256, "collective arguments are kernel parameters");
 

@@ -12,6 +12,7 @@
 #include "device_atomics.h"
 #include "device_copy.h"
 #include "epoch_launch.h"
+#include "launch_trace.h"
 
 namespace {
 using mpix::coll::Args;
@@ -86,6 +87,19 @@ __device__ void reduce_elements(void *const *dsts, int ndst, const void *const *
     const T out = In::store(acc);
     for (int d = 0; d < ndst; ++d) static_cast<T *>(dsts[d])[i] = out;
   }
+}
+
+// MPIX_ST_TRACE (launch_trace.h): block 0's clock reads of enter, waited, ops_done and exit, in
+// shared memory rather than registers the schedules need; the kernel writes them at its end.
+__shared__ uint64_t coll_stamps[4];
+__device__ inline bool coll_tracer(const Args &a) { return a.trace && blockIdx.x == 0 && mpix_trace_thread(); }
+
+// Out of line, so the kernel keeps no registers for it.
+__device__ __noinline__ void write_coll_trace(const Args &a) {
+  coll_stamps[3] = mpix_clock_ns();
+  const uint16_t events[4] = {mpix::work::kTraceEnter, mpix::work::kTraceWaited, mpix::work::kTraceOpsDone,
+                              mpix::work::kTraceExit};
+  mpix_trace_write(a.trace, a.comm_id, coll_stamps, events, 4, mpix::work::trace_collective_parts(a.kind));
 }
 
 class DeviceCollExecutor {
@@ -191,6 +205,7 @@ class DeviceCollExecutor {
   // blocks (2 H200s, coll_bench --graph, one job).
   __device__ void finish(uint64_t value) {
     __syncthreads();
+    if (coll_tracer(a_)) coll_stamps[2] = mpix_clock_ns();
     if (threadIdx.x != 0) return;
     auto *cursor = const_cast<volatile uint64_t *>(cursor_word());
     if (gridDim.x == 1) {
@@ -337,12 +352,15 @@ class DeviceCollExecutor {
 __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kernel(const Args a) {
   __shared__ int failed;
   __shared__ mpix::coll::PeerTable table[mpix::coll::kMaxRanks];
+  if (coll_tracer(a)) coll_stamps[0] = mpix_clock_ns();
   if (threadIdx.x == 0) failed = 0;
   const auto *global_table = reinterpret_cast<const mpix::coll::PeerTable *>(a.table);
   for (int q = threadIdx.x; q < a.size; q += blockDim.x) table[q] = global_table[q];
   __syncthreads();
+  if (coll_tracer(a)) coll_stamps[1] = mpix_clock_ns();
   DeviceCollExecutor x(a, &failed, table);
   mpix::coll::run_schedule(x, a, blockIdx.x, gridDim.x);
+  if (coll_tracer(a)) write_coll_trace(a);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The launch trace (MPIX_ST_TRACE): where the time of each epoch launch goes, stamped by the
-// launch itself. Stream profilers see a kernel as one bar; the question that matters for an
+// The launch trace (MPIX_ST_TRACE): where the time of each epoch launch (and collective call)
+// goes, stamped by the launch itself. Stream profilers see a kernel as one bar; the question that matters for an
 // epoch is which part of it waited (for a peer's post, for its complete) and which moved data.
 //
 // Each launch stamps six events with the device's nanosecond clock (%globaltimer on CUDA,
@@ -54,7 +54,15 @@ enum TraceParts : uint16_t {
   kTraceSignals = 8,   // stored signals
   kTraceTrail = 16,    // trailing waits
   kTraceCounts = 32,   // counting signals
+  // A collective call's launch (coll_kernel.cu, host_coll_exec.cpp): the high byte holds its Kind
+  // (coll_args.h) and the record's window_id the communicator's id. Block 0 stamps enter, waited
+  // (the peer table and the cursors read: the schedule starts), ops_done (the schedule's rounds
+  // are done) and exit (the communicator's cursor advanced); other blocks stamp nothing.
+  kTraceCollective = 64,
 };
+MPIX_HOST_DEVICE inline constexpr uint16_t trace_collective_parts(uint8_t kind) {
+  return static_cast<uint16_t>(kTraceCollective | (static_cast<uint16_t>(kind) << 8));
+}
 MPIX_HOST_DEVICE inline uint16_t trace_parts(const LaunchHeader &h) {
   return (h.nlead ? kTraceLead : 0) | (h.nwait ? kTraceWaits : 0) | (h.ncopy ? kTraceOps : 0) |
          (h.nsignal ? kTraceSignals : 0) | (h.ntrail ? kTraceTrail : 0) | (h.ncount ? kTraceCounts : 0);

@@ -15,6 +15,11 @@ and, per rank, `between`: from one launch's exit to the next launch's enter on t
 window), the time the GPU spent on other work or between graph nodes (pack and unpack kernels,
 launch gaps). Only differences within one rank are taken: clocks of different GPUs are not
 compared. --skip drops each rank's first N launches (warm-up).
+
+Collective calls form groups of their own ("collective allreduce", ...), timed by block 0:
+  wait    enter -> waited       the peer table and the cursors read (the schedule starts)
+  data    waited -> ops_done    the schedule: its waits, pushes, reductions and signals
+  finish  ops_done -> exit      the communicator's cursor advanced
 """
 import argparse
 import json
@@ -22,11 +27,16 @@ import statistics
 import sys
 
 PARTS = [(1, "lead"), (2, "waits"), (4, "ops"), (8, "signals"), (16, "trail"), (32, "counts")]
+COLLECTIVE = 64  # launch_trace.h: kTraceCollective; the high byte is the collective's kind
+KINDS = ["allreduce", "reduce", "bcast", "allgather", "alltoall", "local reduce", "local copy"]
 PHASES = [("wait", "enter", "waited"), ("data", "waited", "ops_done"), ("signal", "ops_done", "signalled"),
           ("trail", "signalled", "trail_done"), ("finish", "trail_done", "exit"), ("launch", "enter", "exit")]
 
 
 def parts_name(bits):
+    if bits & COLLECTIVE:
+        kind = bits >> 8
+        return "collective " + (KINDS[kind] if kind < len(KINDS) else str(kind))
     return "+".join(name for bit, name in PARTS if bits & bit) or "none"
 
 
@@ -71,6 +81,8 @@ def summarize(files, skip):
         for launch in launches:
             g = groups.setdefault(parts_name(launch["parts"]), {p[0]: [] for p in PHASES})
             for name, a, b in PHASES:
+                if name == "finish" and "trail_done" not in launch:
+                    a = "ops_done"  # a collective: its schedule ends at ops_done
                 if a in launch and b in launch:
                     g[name].append((launch[b] - launch[a]) / 1000.0)
         order = sorted(launches, key=lambda l: l["enter"])

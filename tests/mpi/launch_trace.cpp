@@ -10,11 +10,14 @@
 //    operation per replay; launches that move data are the eager completes and the replayed
 //    epochs; the replayed ones hold every part (lead, waits, data, signals, trailing waits,
 //    counts: post, complete and wait in one);
-//  - the put data arrived (the epochs ran, traced).
+//  - the put data arrived (the epochs ran, traced);
+//  - allreduces on a stream of their own, eager and replayed, each one launch of enter, waited,
+//    ops_done, exit whose enter names a collective allreduce, and their sums right.
 // --records N (MPIX_ST_TRACE_RECORDS): a log of N records; the file then holds N and reports the
 // rest as dropped.
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -29,11 +32,14 @@ namespace {
 // writes the stamps block 0 handed over (launch_trace.h).
 constexpr size_t kPut = 256 * 1024;
 constexpr int kEager = 5, kCaptured = 3, kReplays = 7;
+constexpr int kCollEager = 4, kCollCaptured = 2;
+constexpr unsigned kTraceCollective = 64;  // launch_trace.h: the enter info of a collective call
 
 struct Expected {
   unsigned long long launches = 0;  // every launch the library made
   unsigned long long data_launches = kEager + static_cast<unsigned long long>(kCaptured) * kReplays;
   unsigned long long replayed = static_cast<unsigned long long>(kCaptured) * kReplays;
+  unsigned long long allreduces = kCollEager + static_cast<unsigned long long>(kCollCaptured) * kReplays;
   uint64_t capacity = 0;  // 0: the default (large enough)
 };
 
@@ -77,6 +83,32 @@ Expected run_epochs() {
             kCaptured, captured_ops);
   e.launches = eager_ops + captured_ops * kReplays;
   return e;
+}
+
+// Allreduces of every rank's (rank + 1) on a stream of their own: eager, then captured and
+// replayed. The first call sets up the communicator's collective state.
+void run_allreduces() {
+  g_context = "traced allreduces";
+  constexpr int kCount = 1024;
+  void *s = stream_create();
+  DevBuf send(kCount * sizeof(int)), recv(kCount * sizeof(int));
+  const std::vector<int> mine(kCount, g_rank + 1);
+  send.upload(mine.data(), mine.size() * sizeof(int));
+  for (int k = 0; k < kCollEager; ++k)
+    MT_OK(MPIX_Allreduce_stream(send.p, recv.p, kCount, MPI_INT, MPI_SUM, MPI_COMM_WORLD, s));
+  xdev::stream_begin_capture(s);
+  for (int k = 0; k < kCollCaptured; ++k)
+    MT_OK(MPIX_Allreduce_stream(send.p, recv.p, kCount, MPI_INT, MPI_SUM, MPI_COMM_WORLD, s));
+  void *graph = xdev::stream_end_capture(s);
+  for (int r = 0; r < kReplays; ++r) xdev::graph_launch(graph, s);
+  MT_SYNC(s);
+  xdev::graph_destroy(graph);
+  std::vector<int> got(kCount);
+  const std::vector<uint8_t> bytes = recv.download();
+  std::memcpy(got.data(), bytes.data(), bytes.size());
+  const int want = g_size * (g_size + 1) / 2;
+  MT_CHECKF(got[0] == want && got[kCount - 1] == want, "sums %d and %d, not %d", got[0], got[kCount - 1], want);
+  stream_destroy(s);
 }
 
 struct Record {
@@ -135,14 +167,16 @@ void check_file(const std::string &path, const std::string &backend, const Expec
   // Launches in claim order: each starts at enter.
   static const char *full[] = {"enter", "waited", "ops_done", "signalled", "trail_done", "exit"};
   static const char *bare[] = {"enter", "waited", "exit"};
-  unsigned long long launches = 0, with_data = 0, all_parts = 0;
+  static const char *collective[] = {"enter", "waited", "ops_done", "exit"};
+  unsigned long long launches = 0, with_data = 0, all_parts = 0, allreduces = 0;
   for (size_t i = 0; i < records.size();) {
     MT_CHECKF(records[i].event == "enter", "record %zu: a launch starts with \"%s\"", i, records[i].event.c_str());
     if (records[i].event != "enter") return;
     const unsigned parts = records[i].info;
-    const bool short_form = i + 2 < records.size() && records[i + 2].event == "exit";
-    const size_t n = short_form ? 3 : 6;
-    const char **names = short_form ? bare : full;
+    const bool coll = (parts & kTraceCollective) != 0;
+    const bool short_form = !coll && i + 2 < records.size() && records[i + 2].event == "exit";
+    const size_t n = coll ? 4 : short_form ? 3 : 6;
+    const char **names = coll ? collective : short_form ? bare : full;
     for (size_t k = 0; k < n; ++k) {
       if (i + k >= records.size()) {
         MT_CHECKF(false, "the last launch ends after %zu records", k);
@@ -157,11 +191,17 @@ void check_file(const std::string &path, const std::string &backend, const Expec
         MT_CHECKF(r.t >= records[i + k - 1].t, "launch %llu: %s at %llu before %s at %llu", launches,
                   r.event.c_str(), r.t, records[i + k - 1].event.c_str(), records[i + k - 1].t);
     }
+    i += n;
+    if (coll) {
+      allreduces += parts == kTraceCollective;  // kind 0 in the high byte: allreduce
+      continue;
+    }
     with_data += (parts & 4) != 0;  // kTraceOps
     all_parts += parts == 63;       // lead, waits, ops, signals, trail, counts
     ++launches;
-    i += n;
   }
+  MT_CHECKF(allreduces == e.allreduces, "%llu collective allreduce launches traced, %llu allreduces ran", allreduces,
+            e.allreduces);
   MT_CHECKF(launches == e.launches, "%llu launches traced, the library enqueued %llu", launches, e.launches);
   MT_CHECKF(with_data == e.data_launches, "%llu launches moved data, %llu epochs did", with_data, e.data_launches);
   MT_CHECKF(all_parts == e.replayed, "%llu launches held post, complete and wait, %llu replayed epochs did",
@@ -180,6 +220,7 @@ int main(int argc, char **argv) {
   if (capacity) setenv("MPIX_ST_TRACE_RECORDS", std::to_string(capacity).c_str(), 1);
   init(&argc, &argv, "launch_trace");
   Expected e = run_epochs();
+  run_allreduces();
   e.capacity = capacity;
   const std::string backend = MPIX_St_backend_name();
   const int rank = g_rank;

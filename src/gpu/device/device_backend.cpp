@@ -300,6 +300,7 @@ class DeviceBackend final : public Backend {
     const int blocks = static_cast<int>(std::min<uint64_t>(coll_max_blocks_, coll::channel_count(args)));
     args.mailbox = reinterpret_cast<uint64_t>(mailbox_);
     args.barrier = reinterpret_cast<uint64_t>(barriers_ + 4 * (next_barrier_.fetch_add(1) % kBarrierSlots));
+    args.trace = reinterpret_cast<uint64_t>(trace_);
     // The call's block size (src/coll/collectives.cpp), within what the kernel is built for.
     const int threads = args.threads ? std::min<int>(static_cast<int>(args.threads), kThreadsPerBlock) : kThreadsPerBlock;
     const int err = mpix_launch_coll_kernel(args, blocks, threads, stream);

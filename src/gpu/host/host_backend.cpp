@@ -149,6 +149,7 @@ class HostBackend final : public Backend {
   int enqueue_collective(void *stream, coll::Args args) override {
     if (!stream) return fail(kErrUnsupported, "null stream: the host backend needs an MPIX_Host_stream");
     ++ops_;
+    args.trace = reinterpret_cast<uint64_t>(trace_);
     static_cast<mpix_host_stream *>(stream)->stream.enqueue([this, args, stream] {
       WatchdogReport report;
       const int st = host_exec::run_collective(args, &report);

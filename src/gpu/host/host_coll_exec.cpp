@@ -6,6 +6,7 @@
 
 #include "../../../kernels/coll_schedules.h"
 #include "host_exec.h"
+#include "launch_stamps.h"
 
 namespace mpix::gpu::host_exec {
 namespace {
@@ -25,7 +26,8 @@ void reduce_typed(void *const *dsts, int ndst, const void *const *srcs, int nsrc
 
 class HostCollExecutor {
  public:
-  HostCollExecutor(const coll::Args &a, WatchdogReport *report) : a_(a), report_(report) {}
+  HostCollExecutor(const coll::Args &a, WatchdogReport *report, LaunchStamps *stamp)
+      : a_(a), report_(report), stamp_(stamp) {}
 
   bool ok() const { return ok_; }
   uint64_t load(const uint64_t *p) const { return word(p).load(std::memory_order_acquire); }
@@ -82,7 +84,10 @@ class HostCollExecutor {
     if (ok_) word(flag).store(value, std::memory_order_release);
   }
   // The cursor advances even after a timeout: the call is over, and the report says it failed.
-  void finish(uint64_t value) { word(cursor_word()).store(value, std::memory_order_release); }
+  void finish(uint64_t value) {
+    (*stamp_)(work::kTraceOpsDone);
+    word(cursor_word()).store(value, std::memory_order_release);
+  }
 
  private:
   static std::atomic_ref<uint64_t> word(const uint64_t *p) { return std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(p)); }
@@ -137,14 +142,19 @@ class HostCollExecutor {
 
   const coll::Args &a_;
   WatchdogReport *report_;
+  LaunchStamps *stamp_;
   bool ok_ = true;
 };
 
 }  // namespace
 
 int run_collective(const coll::Args &args, WatchdogReport *report) {
-  HostCollExecutor x(args, report);
+  LaunchStamps stamp(reinterpret_cast<work::TraceLog *>(args.trace), args.comm_id, work::trace_collective_parts(args.kind));
+  stamp(work::kTraceEnter);
+  HostCollExecutor x(args, report, &stamp);
+  stamp(work::kTraceWaited);  // one thread reads the table in place: nothing to load first
   coll::run_schedule(x, args, 0, 1);
+  stamp(work::kTraceExit);
   return x.ok() ? kOk : kErrTimeout;
 }
 

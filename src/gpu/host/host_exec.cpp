@@ -1,6 +1,7 @@
 #include "host_exec.h"
 
 #include "../../../kernels/line_puts.h"
+#include "launch_stamps.h"
 
 #include <sched.h>
 #include <sys/uio.h>
@@ -308,38 +309,8 @@ static uint16_t trace_parts(const WorkList &list) {
   return work::trace_parts(h);
 }
 
-// One launch's stamps, written to the log together (one claim) when the launch ends, as the
-// kernel writes them: a launch's records stay contiguous whatever other streams stamp meanwhile.
-class LaunchStamps {
- public:
-  LaunchStamps(work::TraceLog *log, const WorkList &list) : log_(log), window_(list.window_id) {
-    if (log_) parts_ = trace_parts(list);
-  }
-  LaunchStamps(const LaunchStamps &) = delete;
-  LaunchStamps &operator=(const LaunchStamps &) = delete;
-  void operator()(uint16_t event) {
-    if (!log_ || n_ == work::kTraceEvents) return;
-    t_[n_] = clock_ns();
-    e_[n_++] = event;
-  }
-  ~LaunchStamps() {
-    if (!log_ || n_ == 0) return;
-    const unsigned long long i = std::atomic_ref<unsigned long long>(log_->claimed).fetch_add(n_, std::memory_order_relaxed);
-    for (int k = 0; k < n_; ++k)
-      if (i + k < log_->capacity) log_->records()[i + k] = {t_[k], window_, e_[k], uint16_t(k == 0 ? parts_ : 0)};
-  }
-
- private:
-  work::TraceLog *log_;
-  uint32_t window_;
-  uint16_t parts_ = 0;
-  int n_ = 0;
-  uint64_t t_[work::kTraceEvents] = {};
-  uint16_t e_[work::kTraceEvents] = {};
-};
-
 int run(const WorkList &list, WatchdogReport *report, std::string *why, work::TraceLog *trace) {
-  LaunchStamps stamp(trace, list);
+  LaunchStamps stamp(trace, list.window_id, trace ? trace_parts(list) : 0);
   stamp(work::kTraceEnter);
   // Leading signals (a merged post's) order what earlier tasks did, as the kernel boundary does.
   for (const Item &it : list.leading_signals) store_signal(it);
