@@ -135,12 +135,15 @@ class Enqueuer {
     const void *origin;
     uint64_t offset, bytes;
   };
-  // `targets`: the access group when it must not follow the puts (a ring step with nothing to put
-  // still synchronises with its neighbour).
-  core::Result epoch(const std::vector<int> &origins, const std::vector<Put> &puts, std::vector<int> targets = {}) {
-    if (core::Result r = expose(origins)) return r;
-    if (core::Result r = access(puts, std::move(targets))) return r;
-    return await(origins);
+  // The epoch of chunk (or step) k of `c` on window `on`: exposure to `origins` (expose_chunk),
+  // the puts (access), the exposure closed and, with two sets, the next chunk's opened
+  // (await_chunk). `targets`: the access group when it must not follow the puts (a ring step
+  // with nothing to put still synchronises with its neighbour).
+  core::Result epoch(const Chunks &c, uint64_t k, const std::vector<int> &origins, const std::vector<Put> &puts,
+                     std::vector<int> targets = {}, core::Window *on = nullptr) {
+    if (core::Result r = expose_chunk(c, k, origins, on)) return r;
+    if (core::Result r = access(puts, std::move(targets), on)) return r;
+    return await_chunk(c, k, origins, on);
   }
   // The epoch's parts: the exposure opened (post), the access epoch (start, puts, complete), the
   // exposure closed (wait). `on`: the window, the first unless a schedule names the second (Net).
@@ -210,9 +213,7 @@ class Enqueuer {
     steps.count = (cap ? (call_.count + cap - 1) / cap : 0) * 2 * uint64_t(nodes - 1);
     uint64_t step = 0;
     const auto ring_step = [&](const std::vector<Put> &puts) -> core::Result {
-      if (core::Result r = expose_chunk(steps, step, {left})) return r;
-      if (core::Result r = access(puts, {right})) return r;
-      return await_chunk(steps, step++, {left});
+      return epoch(steps, step++, {left}, puts, {right});
     };
     for (uint64_t f = 0; f < call_.count; f += cap) {
       const uint64_t e = std::min(cap, call_.count - f), off = f * esize_, part = (e + nodes - 1) / nodes;
@@ -287,8 +288,7 @@ class Enqueuer {
   core::Result tree_reduce(const Tree &t, const Chunks &ch, uint64_t k, uint64_t e, char *dst) {
     char *mine = set_slot(ch, k, 0);
     if (!t.children.empty()) {
-      if (core::Result r = expose_chunk(ch, k, t.children)) return r;
-      if (core::Result r = await_chunk(ch, k, t.children)) return r;
+      if (core::Result r = epoch(ch, k, t.children, {})) return r;
       if (core::Result r = local_step(kLocalReduce, mine, dst, e, static_cast<uint32_t>(t.children.size() + 1),
                                       set_slot_bytes(ch), 0))
         return r;
@@ -302,10 +302,8 @@ class Enqueuer {
   // children's slot 0, in one epoch. A node exposes to its parent only (posted ahead as above).
   core::Result tree_bcast(const Tree &t, const Chunks &ch, uint64_t k, uint64_t e, const char *source,
                           core::Window *on) {
-    if (t.parent >= 0) {
-      if (core::Result r = expose_chunk(ch, k, {t.parent}, on)) return r;
-      if (core::Result r = await_chunk(ch, k, {t.parent}, on)) return r;
-    }
+    if (t.parent >= 0)
+      if (core::Result r = epoch(ch, k, {t.parent}, {}, {}, on)) return r;
     if (t.children.empty()) return core::ok();
     std::vector<Put> puts;
     const char *from = t.parent >= 0 ? set_slot(ch, k, 0) : source;
@@ -347,11 +345,9 @@ class Enqueuer {
       char *mine = set_slot(ch, k, n_.node_index);
       if (core::Result r = node_step(kReduce, in() + off, mine, e, 0)) return r;
       if (lead) {
-        if (core::Result r = expose_chunk(ch, k, others)) return r;
         std::vector<Put> puts;
         for (int t : others) puts.push_back({t, mine, set_slot_offset(ch, k, n_.node_index), e * esize_});
-        if (core::Result r = access(puts)) return r;
-        if (core::Result r = await_chunk(ch, k, others)) return r;
+        if (core::Result r = epoch(ch, k, others, puts)) return r;
         if (core::Result r = local_step(kLocalReduce, set_slot(ch, k, 0), out() + off, e, n_.nodes, sb, 0)) return r;
       }
       if (node_size() > 1)
@@ -391,8 +387,7 @@ class Enqueuer {
       char *mine = set_slot(ch, k, n_.node_index);
       if (core::Result r = node_step(kReduce, in() + off, mine, e, local_root(leader))) return r;
       if (me == root) {
-        if (core::Result r = expose_chunk(ch, k, senders)) return r;
-        if (core::Result r = await_chunk(ch, k, senders)) return r;
+        if (core::Result r = epoch(ch, k, senders, {})) return r;
         if (core::Result r = local_step(kLocalReduce, set_slot(ch, k, 0), out() + off, e, n_.nodes, sb, 0)) return r;
       } else if (me == leader) {
         if (core::Result r = access({{root, mine, set_slot_offset(ch, k, n_.node_index), e * esize_}})) return r;
@@ -419,8 +414,7 @@ class Enqueuer {
         for (int t : leaders) puts.push_back({t, buf, set_slot_offset(ch, k, 0), e * esize_});
         if (core::Result r = access(puts)) return r;
       } else if (leader) {
-        if (core::Result r = expose_chunk(ch, k, {root})) return r;
-        if (core::Result r = await_chunk(ch, k, {root})) return r;
+        if (core::Result r = epoch(ch, k, {root}, {})) return r;
         if (core::Result r = local_step(kLocalCopy, set_slot(ch, k, 0), buf, e, 1, 0, 0)) return r;
       }
       if (!on_root_node && node_size() > 1)
@@ -465,12 +459,10 @@ class Enqueuer {
       if (q != me) peers.push_back(q);
     for (uint64_t k = 0, f = 0; f < call_.count; ++k, f += ch.cap) {
       const uint64_t e = std::min(ch.cap, call_.count - f), off = f * esize_;
-      if (core::Result r = expose_chunk(ch, k, peers)) return r;
       std::vector<Put> puts;
       for (int q : peers)
         puts.push_back({q, in() + (personal ? q * block : 0) + off, set_slot_offset(ch, k, me), e * esize_});
-      if (core::Result r = access(puts, peers)) return r;
-      if (core::Result r = await_chunk(ch, k, peers)) return r;
+      if (core::Result r = epoch(ch, k, peers, puts, peers)) return r;
       const char *own = in() + (personal ? me * block : 0) + off;
       if (core::Result r = local_step(kLocalCopy, set_slot(ch, k, 0), out() + off, e, n, sb, block, me, own)) return r;
     }
@@ -506,17 +498,13 @@ class Enqueuer {
       const uint64_t e = std::min(ch.cap, call_.count - f), off = f * esize_, bytes = e * esize_;
       std::vector<Put> puts;
       for (int t : rail_targets) puts.push_back({t, in() + off, set_slot_offset(ch, k, me), bytes});
-      if (core::Result r = expose_chunk(ch, k, rail_origins)) return r;
-      if (core::Result r = access(puts, rail_targets)) return r;
-      if (core::Result r = await_chunk(ch, k, rail_origins)) return r;
+      if (core::Result r = epoch(ch, k, rail_origins, puts, rail_targets)) return r;
       puts.clear();
       for (int l : locals) {
         puts.push_back({l, in() + off, set_slot_offset(ch, k, me), bytes});
         for (int q : rail_origins) puts.push_back({l, set_slot(ch, k, q), set_slot_offset(ch, k, q), bytes});
       }
-      if (core::Result r = expose_chunk(ch, k, locals, n_.window2)) return r;
-      if (core::Result r = access(puts, locals, n_.window2)) return r;
-      if (core::Result r = await_chunk(ch, k, locals, n_.window2)) return r;
+      if (core::Result r = epoch(ch, k, locals, puts, locals, n_.window2)) return r;
       if (core::Result r = local_step(kLocalCopy, set_slot(ch, k, 0), out() + off, e, n, set_slot_bytes(ch), block, me,
                                       in() + off))
         return r;
