@@ -12,6 +12,7 @@
 #include "device_atomics.h"
 #include "device_copy.h"
 #include "epoch_launch.h"
+#include "launch_overlap.h"
 #include "launch_trace.h"
 
 namespace {
@@ -90,7 +91,9 @@ __device__ void reduce_elements(void *const *dsts, int ndst, const void *const *
 }
 
 // MPIX_ST_TRACE (launch_trace.h): block 0's clock reads of enter, waited, ops_done and exit, in
-// shared memory rather than registers the schedules need; the kernel writes them at its end.
+// shared memory rather than registers the schedules need; the kernel writes them at its end. Enter
+// is taken once the previous kernel on the stream is done (launch_overlap.h): the time a launch
+// holds, and the gap before it, mean the same with and without overlap.
 __shared__ uint64_t coll_stamps[4];
 __device__ inline bool coll_tracer(const Args &a) { return a.trace && blockIdx.x == 0 && mpix_trace_thread(); }
 
@@ -352,10 +355,14 @@ class DeviceCollExecutor {
 __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kernel(const Args a) {
   __shared__ int failed;
   __shared__ mpix::coll::PeerTable table[mpix::coll::kMaxRanks];
-  if (coll_tracer(a)) coll_stamps[0] = mpix_clock_ns();
   if (threadIdx.x == 0) failed = 0;
+  // The peer table is fixed with the communicator's context: read before the previous kernel on
+  // the stream has finished (launch_overlap.h); cursors, flags and buffers only after.
   const auto *global_table = reinterpret_cast<const mpix::coll::PeerTable *>(a.table);
   for (int q = threadIdx.x; q < a.size; q += blockDim.x) table[q] = global_table[q];
+  mpix_grid_dependency_wait();
+  mpix_grid_launch_dependents();
+  if (coll_tracer(a)) coll_stamps[0] = mpix_clock_ns();
   __syncthreads();
   if (coll_tracer(a)) coll_stamps[1] = mpix_clock_ns();
   DeviceCollExecutor x(a, &failed, table);
@@ -365,7 +372,21 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kern
 
 }  // namespace
 
-int mpix_launch_coll_kernel(const mpix::coll::Args &args, int blocks, int threads, void *stream) {
-  coll_kernel<<<blocks, threads, 0, static_cast<mpix_gpu_stream_t>(stream)>>>(args);
-  return static_cast<int>(mpix_gpu_get_last_error());
+// The kernels were built from PTX of sm_90 or later (both .cu files of a backend share their
+// architectures), so they wait for their predecessor where launched with overlap.
+bool mpix_kernels_support_overlap() {
+#if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
+  return false;
+#else
+  cudaFuncAttributes f{};
+  if (cudaFuncGetAttributes(&f, coll_kernel) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return f.ptxVersion >= 90 && f.binaryVersion >= 90;
+#endif
+}
+
+int mpix_launch_coll_kernel(const mpix::coll::Args &args, int blocks, int threads, void *stream, bool overlap) {
+  return mpix_launch_kernel(coll_kernel, blocks, threads, stream, overlap, args);
 }

@@ -12,6 +12,7 @@
 #include "device_atomics.h"
 #include "device_copy.h"
 #include "epoch_launch.h"
+#include "launch_overlap.h"
 #include "launch_trace.h"
 
 namespace {
@@ -266,6 +267,10 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   const uint64_t trace = p.h.trace_addr;
   const bool tracer = trace && mpix_trace_thread();
   __shared__ uint64_t stamps[mpix::work::kTraceEvents];
+  // Everything below reads cursors or flags earlier stream work may write, so the overlap with
+  // the previous kernel (launch_overlap.h) covers the launch and the parameters only.
+  mpix_grid_dependency_wait();
+  mpix_grid_launch_dependents();
   if (tracer) stamps[0] = mpix_clock_ns();
   // The live-window word and the cursor-relative value of this thread's wait load together, so
   // their latencies overlap (one after the other they cost about 0.4 us per epoch round trip on
@@ -422,8 +427,8 @@ mpix::work::LaunchParamsN<N> with_capacity(const mpix::work::LaunchParams &param
 }
 
 template <int N>
-void launch_with_capacity(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream) {
-  epoch_kernel<N><<<blocks, threads, 0, static_cast<mpix_gpu_stream_t>(stream)>>>(with_capacity<N>(params));
+int launch_with_capacity(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream, bool overlap) {
+  return mpix_launch_kernel(epoch_kernel<N>, blocks, threads, stream, overlap, with_capacity<N>(params));
 }
 
 // The kernel node a capture recorded from launch_with_capacity, given a new list to run.
@@ -450,12 +455,12 @@ int mpix_set_epoch_kernel_node(void *node, const mpix::work::LaunchParams &param
 }
 
 // Launches the instance with the smallest parameter block that holds the list.
-int mpix_launch_epoch_kernel(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream) {
+int mpix_launch_epoch_kernel(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream,
+                             bool overlap) {
   constexpr const int *caps = mpix::work::kLaunchCapacities;
   const int n = item_count(params.h);
-  if (n <= caps[0]) launch_with_capacity<caps[0]>(params, blocks, threads, stream);
-  else if (n <= caps[1]) launch_with_capacity<caps[1]>(params, blocks, threads, stream);
-  else if (n <= caps[2]) launch_with_capacity<caps[2]>(params, blocks, threads, stream);
-  else launch_with_capacity<caps[3]>(params, blocks, threads, stream);
-  return static_cast<int>(mpix_gpu_get_last_error());
+  if (n <= caps[0]) return launch_with_capacity<caps[0]>(params, blocks, threads, stream, overlap);
+  if (n <= caps[1]) return launch_with_capacity<caps[1]>(params, blocks, threads, stream, overlap);
+  if (n <= caps[2]) return launch_with_capacity<caps[2]>(params, blocks, threads, stream, overlap);
+  return launch_with_capacity<caps[3]>(params, blocks, threads, stream, overlap);
 }

@@ -5,17 +5,13 @@
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
 #include <hip/hip_runtime.h>
-using mpix_gpu_stream_t = hipStream_t;
 using mpix_gpu_graph_node_t = hipGraphNode_t;
 using mpix_gpu_kernel_node_params_t = hipKernelNodeParams;
-#define mpix_gpu_get_last_error hipGetLastError
 #define mpix_gpu_graph_kernel_node_set_params hipGraphKernelNodeSetParams
 #else
 #include <cuda_runtime.h>
-using mpix_gpu_stream_t = cudaStream_t;
 using mpix_gpu_graph_node_t = cudaGraphNode_t;
 using mpix_gpu_kernel_node_params_t = cudaKernelNodeParams;
-#define mpix_gpu_get_last_error cudaGetLastError
 #define mpix_gpu_graph_kernel_node_set_params cudaGraphKernelNodeSetParams
 #endif
 
@@ -35,11 +31,16 @@ constexpr int kCollBlocksPerSm = 1;
 #define MPIX_RESIDENT_BOUNDS(threads, blocks_per_sm) __launch_bounds__(threads, blocks_per_sm)
 #endif
 
-// Returns the runtime's error code (0 on success).
-int mpix_launch_epoch_kernel(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream);
+// Returns the runtime's error code (0 on success). `overlap`: the kernel may be scheduled before
+// the previous kernel on the stream ends (launch_overlap.h).
+int mpix_launch_epoch_kernel(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream,
+                             bool overlap);
 // Under stream capture: makes the kernel node `node` (one a launch above recorded) run `params`
 // instead, so calls that follow it on the stream join it (src/gpu/list_merge.h).
 int mpix_set_epoch_kernel_node(void *node, const mpix::work::LaunchParams &params, int blocks, int threads);
 // One collective call (coll_schedules.h); blocks must all run at once (a block waits for its
 // peers' blocks of the same channel).
-int mpix_launch_coll_kernel(const mpix::coll::Args &args, int blocks, int threads, void *stream);
+int mpix_launch_coll_kernel(const mpix::coll::Args &args, int blocks, int threads, void *stream, bool overlap);
+// Whether the kernels built for this device can be launched with overlap (launch_overlap.h): a
+// kernel compiled without the dependency wait must never be.
+bool mpix_kernels_support_overlap();

@@ -12,7 +12,8 @@
 //
 //   coll_bench [--colls allreduce,reduce,bcast,allgather,alltoall] [--min-bytes 8]
 //              [--max-bytes 268435456] [--step 4] [--iters 100] [--warmup 5]
-//              [--impls mpixst,vendor,mpi] [--mpi-device] [--graph] [--json FILE]
+//              [--impls mpixst,vendor,mpi] [--mpi-device] [--graph] [--auto-only] [--json FILE]
+// --auto-only: mpix-st's automatic choice only (alltoall: its one algorithm), not every algorithm.
 // --graph: mpix-st's calls are captured into one graph of `iters` calls and the graph is replayed
 // (rows mpixst-graph), and so are the vendor's where it supports capture (vendor-graph: NCCL);
 // the eager figures are measured as well. Compare replayed with replayed, eager with eager.
@@ -42,7 +43,7 @@ struct Options {
   size_t min_bytes = 8, max_bytes = size_t(256) << 20;
   size_t step = 4;
   int iters = 100, warmup = 5;
-  bool mpixst = true, vendor = true, mpi = true, mpi_device = false, graph = false;
+  bool mpixst = true, vendor = true, mpi = true, mpi_device = false, graph = false, auto_only = false;
   std::string json;
 };
 
@@ -108,6 +109,7 @@ Options parse(int argc, char **argv) {
       }
     } else if (a == "--mpi-device") o.mpi_device = true;
     else if (a == "--graph") o.graph = true;
+    else if (a == "--auto-only") o.auto_only = true;
     else if (a == "--json") o.json = value();
     else usage(("unknown option " + a).c_str());
   }
@@ -306,7 +308,9 @@ int main(int argc, char **argv) {
         return all != 0;
       };
       if (o.mpixst) {
-        for (const char *algo : algorithms(c)) {
+        std::vector<const char *> algos = algorithms(c);
+        if (o.auto_only) algos.resize(1);  // the first is the automatic choice (or the only one)
+        for (const char *algo : algos) {
           setenv(algo_env(c), algo, 1);
           auto call = [&] { mpix_call(c, s, b, stream); };
           const bool ok = verified(call);

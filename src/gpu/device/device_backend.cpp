@@ -66,6 +66,8 @@ class DeviceBackend final : public Backend {
                                                                     : WaitMode::kernel;
     time_sliced_ = gpu_device_time_sliced(device_);
     choose_waits();
+    // MPIX_ST_LAUNCH_OVERLAP=0 turns it off (kernels/launch_overlap.h); devices without it ignore it.
+    overlap_capable_ = env_u64("MPIX_ST_LAUNCH_OVERLAP", 1) != 0 && mpix_kernels_support_overlap();
     if (gpuHostAlloc(reinterpret_cast<void **>(&mailbox_), sizeof *mailbox_, gpuHostAllocMapped) != gpuSuccess ||
         MPIX_GPU(Malloc)(reinterpret_cast<void **>(&tickets_), kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(Memset)(tickets_, 0, kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
@@ -303,7 +305,7 @@ class DeviceBackend final : public Backend {
     args.trace = reinterpret_cast<uint64_t>(trace_);
     // The call's block size (src/coll/collectives.cpp), within what the kernel is built for.
     const int threads = args.threads ? std::min<int>(static_cast<int>(args.threads), kThreadsPerBlock) : kThreadsPerBlock;
-    const int err = mpix_launch_coll_kernel(args, blocks, threads, stream);
+    const int err = mpix_launch_coll_kernel(args, blocks, threads, stream, launch_overlap());
     if (err != 0)
       return fail(kErrRuntime,
                   std::string("collective kernel launch: ") + MPIX_GPU(GetErrorString)(static_cast<gpuError_t>(err)));
@@ -379,6 +381,9 @@ class DeviceBackend final : public Backend {
     coll_max_blocks_ = std::max(1, device_coll_blocks_ / n);
     choose_waits();
   }
+  // A grid waiting for its predecessor holds resident blocks: where ranks share a device, that
+  // could leave a peer's grid, which ours waits for, without room. Overlap only on a device of one.
+  bool launch_overlap() const { return overlap_capable_ && sharers_ <= 1; }
 
   // Asked only with MPIX_ST_MULTICAST=1 (src/coll/multicast_choice.h).
   const MulticastDriver *multicast_driver(std::string *why_not) override {
@@ -546,7 +551,7 @@ class DeviceBackend final : public Backend {
   // `user_stream`: counts toward stream_ops_enqueued() (host-driven work on the internal stream does not).
   int launch_all(void *stream, const WorkList &list, bool user_stream, uint16_t bits = 0) {
     return for_each_launch(list, bits, [&](const work::LaunchParams &p, int blocks) {
-      int err = mpix_launch_epoch_kernel(p, blocks, kThreadsPerBlock, stream);
+      int err = mpix_launch_epoch_kernel(p, blocks, kThreadsPerBlock, stream, user_stream && launch_overlap());
       if (err != 0)
         return fail(kErrRuntime, std::string("epoch kernel launch: ") +
                                      MPIX_GPU(GetErrorString)(static_cast<gpuError_t>(err)));
@@ -654,7 +659,7 @@ class DeviceBackend final : public Backend {
   int coll_max_blocks_ = 16;
   int device_max_blocks_ = 64, device_coll_blocks_ = 16, sharers_ = 0;
   WaitMode wait_mode_ = WaitMode::automatic;
-  bool time_sliced_ = false, memop_waits_ = false;
+  bool time_sliced_ = false, memop_waits_ = false, overlap_capable_ = false;
   std::string device_id_;
   uint32_t *alive_ = nullptr;                 // live windows (work::window_alive_slot), device memory
   work::TraceLog *trace_ = nullptr;           // MPIX_ST_TRACE: the launch trace's log, device memory

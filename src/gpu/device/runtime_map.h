@@ -89,7 +89,9 @@ inline gpuError_t gpu_capture_sole_dependency(gpuStream_t s, unsigned long long 
   size_t n = 0;
   *node = nullptr;
 #if CUDART_VERSION >= 13000
-  const cudaError_t e = cudaStreamGetCaptureInfo(s, &status, capture, nullptr, &deps, nullptr, &n);
+  // The edges' data too: without it the query fails once an edge is programmatic (launch overlap).
+  const cudaGraphEdgeData *edges = nullptr;
+  const cudaError_t e = cudaStreamGetCaptureInfo(s, &status, capture, nullptr, &deps, &edges, &n);
 #else
   const cudaError_t e = cudaStreamGetCaptureInfo_v2(s, &status, capture, nullptr, &deps, &n);
 #endif
