@@ -93,9 +93,16 @@ __device__ void reduce_elements(void *const *dsts, int ndst, const void *const *
 // MPIX_ST_TRACE (launch_trace.h): block 0's clock reads of enter, waited, ops_done and exit, in
 // shared memory rather than registers the schedules need; the kernel writes them at its end. Enter
 // is taken once the previous kernel on the stream is done (launch_overlap.h): the time a launch
-// holds, and the gap before it, mean the same with and without overlap.
+// holds, and the gap before it, mean the same with and without overlap. Waited is when the last
+// of block 0's waits on a peer (a flag, a line) ended, whichever thread waited: so the trace
+// tells time spent waiting for peers from the block's own work.
 __shared__ uint64_t coll_stamps[4];
 __device__ inline bool coll_tracer(const Args &a) { return a.trace && blockIdx.x == 0 && mpix_trace_thread(); }
+
+__device__ inline void note_coll_waited(const Args &a) {
+  if (a.trace && blockIdx.x == 0)
+    atomicMax(reinterpret_cast<unsigned long long *>(&coll_stamps[1]), static_cast<unsigned long long>(mpix_clock_ns()));
+}
 
 // Out of line, so the kernel keeps no registers for it.
 __device__ __noinline__ void write_coll_trace(const Args &a) {
@@ -238,6 +245,7 @@ class DeviceCollExecutor {
         break;
       }
     }
+    note_coll_waited(a_);
   }
   __device__ const uint64_t *cursor_word() const {
     return reinterpret_cast<const uint64_t *>(table_[a_.rank].flags) + mpix::coll::FlagLayout::cursor(a_.size);
@@ -296,6 +304,7 @@ class DeviceCollExecutor {
         mpix_load_line(p, &w0, &w1);
       }
     }
+    note_coll_waited(a_);
     *payload = mpix::coll::line_payload(w0, w1);
     return true;
   }
@@ -362,9 +371,8 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kern
   for (int q = threadIdx.x; q < a.size; q += blockDim.x) table[q] = global_table[q];
   mpix_grid_dependency_wait();
   mpix_grid_launch_dependents();
-  if (coll_tracer(a)) coll_stamps[0] = mpix_clock_ns();
+  if (coll_tracer(a)) coll_stamps[0] = coll_stamps[1] = mpix_clock_ns();
   __syncthreads();
-  if (coll_tracer(a)) coll_stamps[1] = mpix_clock_ns();
   DeviceCollExecutor x(a, &failed, table);
   mpix::coll::run_schedule(x, a, blockIdx.x, gridDim.x);
   if (coll_tracer(a)) write_coll_trace(a);

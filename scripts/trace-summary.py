@@ -17,8 +17,9 @@ launch gaps). Only differences within one rank are taken: clocks of different GP
 compared. --skip drops each rank's first N launches (warm-up).
 
 Collective calls form groups of their own ("collective allreduce", ...), timed by block 0:
-  wait    enter -> waited       the peer table and the cursors read (the schedule starts)
-  data    waited -> ops_done    the schedule: its waits, pushes, reductions and signals
+  wait    enter -> waited       until the last of block 0's waits on a peer (a freed slot, a flag,
+                                a line) ended: 0 for a call that waits for nobody
+  data    waited -> ops_done    the rest of the schedule: pushes, reductions and signals after it
   finish  ops_done -> exit      the communicator's cursor advanced
 """
 import argparse

@@ -27,7 +27,7 @@ void reduce_typed(void *const *dsts, int ndst, const void *const *srcs, int nsrc
 class HostCollExecutor {
  public:
   HostCollExecutor(const coll::Args &a, WatchdogReport *report, LaunchStamps *stamp)
-      : a_(a), report_(report), stamp_(stamp) {}
+      : a_(a), report_(report), stamp_(stamp), waited_ns_(stamp->on() ? clock_ns() : 0) {}
 
   bool ok() const { return ok_; }
   uint64_t load(const uint64_t *p) const { return word(p).load(std::memory_order_acquire); }
@@ -36,7 +36,7 @@ class HostCollExecutor {
   void wait(const uint64_t *flag, uint64_t want, int peer) {
     if (!ok_) return;
     uint64_t seen = 0;
-    if (wait_at_least(flag, want, a_.watchdog_ns, &seen)) return;
+    if (wait_at_least(flag, want, a_.watchdog_ns, &seen)) return note_waited();
     *report_ = WatchdogReport{a_.comm_id, peer, work::kWaitCollective, want, seen};
     ok_ = false;
   }
@@ -85,6 +85,7 @@ class HostCollExecutor {
   }
   // The cursor advances even after a timeout: the call is over, and the report says it failed.
   void finish(uint64_t value) {
+    stamp_->at(work::kTraceWaited, waited_ns_);
     (*stamp_)(work::kTraceOpsDone);
     word(cursor_word()).store(value, std::memory_order_release);
   }
@@ -115,6 +116,7 @@ class HostCollExecutor {
         a_.watchdog_ns);
     if (ready) {
       *payload = coll::line_payload(w0, w1);
+      note_waited();
       return true;
     }
     *report_ = WatchdogReport{a_.comm_id, peer, work::kWaitCollective, round, coll::line_round_seen(w0)};
@@ -140,9 +142,15 @@ class HostCollExecutor {
     }
   }
 
+  // MPIX_ST_TRACE's waited: when the call's last wait on a peer ended (its start, without any).
+  void note_waited() {
+    if (stamp_->on()) waited_ns_ = clock_ns();
+  }
+
   const coll::Args &a_;
   WatchdogReport *report_;
   LaunchStamps *stamp_;
+  uint64_t waited_ns_;
   bool ok_ = true;
 };
 
@@ -152,7 +160,6 @@ int run_collective(const coll::Args &args, WatchdogReport *report) {
   LaunchStamps stamp(reinterpret_cast<work::TraceLog *>(args.trace), args.comm_id, work::trace_collective_parts(args.kind));
   stamp(work::kTraceEnter);
   HostCollExecutor x(args, report, &stamp);
-  stamp(work::kTraceWaited);  // one thread reads the table in place: nothing to load first
   coll::run_schedule(x, args, 0, 1);
   stamp(work::kTraceExit);
   return x.ok() ? kOk : kErrTimeout;

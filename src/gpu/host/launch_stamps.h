@@ -17,11 +17,15 @@ class LaunchStamps {
   LaunchStamps(work::TraceLog *log, uint32_t window_id, uint16_t parts) : log_(log), window_(window_id), parts_(parts) {}
   LaunchStamps(const LaunchStamps &) = delete;
   LaunchStamps &operator=(const LaunchStamps &) = delete;
-  void operator()(uint16_t event) {
+  void operator()(uint16_t event) { at(event, log_ ? clock_ns() : 0); }
+  // An event that happened at `t` (clock_ns), stamped now: collective calls learn when their last
+  // wait ended only once the schedule is over.
+  void at(uint16_t event, uint64_t t) {
     if (!log_ || n_ == work::kTraceEvents) return;
-    t_[n_] = clock_ns();
+    t_[n_] = t;
     e_[n_++] = event;
   }
+  bool on() const { return log_ != nullptr; }
   ~LaunchStamps() {
     if (!log_ || n_ == 0) return;
     const unsigned long long i = std::atomic_ref<unsigned long long>(log_->claimed).fetch_add(n_, std::memory_order_relaxed);
