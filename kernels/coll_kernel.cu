@@ -171,6 +171,15 @@ class DeviceCollExecutor {
     if (threadIdx.x == 0 && !*failed_) *reinterpret_cast<volatile uint64_t *>(flag) = value;
   }
 
+  // Freed signals (and other stores that announce reads done, not data): one thread per peer, so
+  // the stores to different GPUs leave together instead of one thread's in turn.
+  template <class AddressOf>
+  __device__ void signal_each(uint64_t peers, uint64_t value, AddressOf &&address_of) {
+    if (*failed_) return;
+    for (int q = threadIdx.x; q < mpix::coll::kMaxRanks; q += blockDim.x)
+      if ((peers >> q) & 1) *reinterpret_cast<volatile uint64_t *>(address_of(q)) = value;
+  }
+
   __device__ void settle() { __syncthreads(); }
 
   // Lines (coll_lines.h): thread t handles units t, t + nthreads, ... in every step, so an input
@@ -181,6 +190,20 @@ class DeviceCollExecutor {
     for (uint64_t u = tid_; u < mpix::coll::unit_count(bytes); u += nthreads_) {
       const uint64_t v = mpix::coll::load_unit(src + u * mpix::coll::kLinePayload, mpix::coll::unit_bytes(bytes, u));
       mpix_store_tagged_line(line(lines, u), v, tag);
+    }
+  }
+  // Pieces k < pieces: srcs[k]'s `bytes` as lines at lines[k]. The threads share the pieces' units
+  // as one run (piece after piece), so a call of a few units stores to every peer from different
+  // threads at once, and a large one keeps each warp's stores contiguous within a piece.
+  __device__ void put_lines_each(char *const *lines, const char *const *srcs, int pieces, uint64_t bytes,
+                                 uint64_t round) {
+    if (*failed_) return;
+    const uint32_t tag = mpix::coll::line_tag(round);
+    const uint64_t units = mpix::coll::unit_count(bytes);
+    for (uint64_t i = tid_; i < units * pieces; i += nthreads_) {
+      const uint64_t k = i / units, u = i - k * units;
+      const uint64_t v = mpix::coll::load_unit(srcs[k] + u * mpix::coll::kLinePayload, mpix::coll::unit_bytes(bytes, u));
+      mpix_store_tagged_line(line(lines[k], u), v, tag);
     }
   }
   // Pieces k < pieces of `bytes`, from peers[k]'s lines at lines[k] into dsts[k]. A thread looks

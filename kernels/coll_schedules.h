@@ -10,6 +10,9 @@
 //   x.barrier()               the channel's copies and reductions before it are done and visible
 //                             at system scope
 //   x.signal(flag, v)         *flag = v (release, system scope), stored once
+//   x.signal_each(peers, v, address_of)  *address_of(q) = v for every bit q of `peers`, stored
+//                             once each, the stores overlapping where the executor can; for
+//                             stores that announce reads done (freed), which need no release
 //   x.load(word)              a flag word of this rank, as every thread sees it
 //   x.set(word, v)            *word = v, stored once, even after a timeout
 //   x.finish(cursor)          once per executor (each block): once every channel of the call is
@@ -17,6 +20,9 @@
 //   x.table()                 the PeerTable (a.table, or a copy the executor keeps nearer)
 // and for the kLL protocol (coll_lines.h), each over units of 8 payload bytes:
 //   x.put_lines(lines, src, bytes, r)      src's bytes as lines tagged for round r
+//   x.put_lines_each(lines, srcs, k, bytes, r)  the same for pieces j < k (srcs[j] to lines[j]),
+//                             the pieces' stores overlapping where the executor can; a unit of
+//                             a source may be read by any thread (settle before overwriting it)
 //   x.get_lines(dsts, lines, peers, k, bytes, r)  for pieces j < k: waits for each line of round r
 //                             from peers[j] at lines[j], stores its payload at dsts[j]
 //   x.reduce_lines(dst, outs, no, srcs, ns, own, n, r)  dst[i] (dst may be null) and lines of
@@ -326,8 +332,7 @@ class Schedule {
     signal_freed(r);
   }
   MPIX_HOST_DEVICE void signal_freed(uint64_t r) {
-    for (int q = 0; q < n_; ++q)
-      if (q != me_) x_.signal(flags(q) + FlagLayout::freed(me_, n_), r + 2);
+    x_.signal_each(all_peers(), r + 2, [&](int q) { return flags(q) + FlagLayout::freed(me_, n_); });
   }
 
   // Allreduce (every rank receives) or reduce (the root does): each pusher stores its round into
@@ -706,24 +711,28 @@ class Schedule {
   MPIX_HOST_DEVICE const char *src_block(int q, bool personal, uint64_t off) const {
     return send() + (personal ? q * a_.count * esize_ : 0) + off;
   }
-  // The round's block for each peer q, once q may take it: push(q, src, bytes); my own block is
-  // copied into place (unless it is there already: in place).
+  // The round's block for every peer, once all may take it: push(qs, srcs, k, bytes) with peers
+  // qs[j] and their blocks srcs[j], j < k, in push_peer order; then my own block is copied into
+  // place (unless it is there already: in place).
   template <class Push>
   MPIX_HOST_DEVICE void for_each_block(const Round &rd, bool personal, Push &&push) {
     const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_;
     wait_freed_all(all_peers(), rd.r);
+    int qs[kMaxRanks];
+    const char *srcs[kMaxRanks];
     for (int k = 1; k < n_; ++k) {
-      const int q = push_peer(k);
-      push(q, src_block(q, personal, off), bytes);
+      qs[k - 1] = push_peer(k);
+      srcs[k - 1] = src_block(qs[k - 1], personal, off);
     }
+    push(qs, srcs, n_ - 1, bytes);
     // My own block last: the pushes are what peers wait for (first, it cost small kLL
     // allgathers on 4 H100s 0.5-0.7 us).
     const char *mine = src_block(me_, personal, off);
     if (mine != recv() + me_ * block + off) x_.copy(recv() + me_ * block + off, mine, bytes);
   }
   MPIX_HOST_DEVICE void push_blocks(const Round &rd, bool personal) {
-    for_each_block(rd, personal, [&](int q, const char *src, uint64_t bytes) {
-      x_.copy(scratch(q, rd.r) + me_ * slot_bytes(), src, bytes);
+    for_each_block(rd, personal, [&](const int *qs, const char *const *srcs, int k, uint64_t bytes) {
+      for (int j = 0; j < k; ++j) x_.copy(scratch(qs[j], rd.r) + me_ * slot_bytes(), srcs[j], bytes);
     });
   }
   MPIX_HOST_DEVICE void copy_out_blocks(const Round &rd) {
@@ -758,9 +767,9 @@ class Schedule {
     // on 4 H100s the rotated order took 0.1-0.3 us more per allreduce of 8 B-32 KiB.
     const uint64_t to = all ? all_peers() : me_ == a_.root ? 0 : uint64_t(1) << a_.root;
     if (to) wait_freed_all(to, rd.r);
-    for (int q = 0; q < n_; ++q)
-      if ((to >> q) & 1) x_.put_lines(line_slot(q, rd.r, me_), send() + off, bytes, rd.r);
+    put_lines_to(to, rd, send() + off, bytes);
     if (!all && me_ != a_.root) return;
+    x_.settle();  // in place, another thread may have read a unit for a push that this one overwrites
     const void *srcs[kMaxRanks];
     for (int q = 0; q < n_; ++q)
       srcs[q] = q == me_ ? static_cast<const void *>(send() + off) : line_slot(me_, rd.r, q);
@@ -774,13 +783,26 @@ class Schedule {
       return x_.get_lines(&dst, &from, &a_.root, 1, bytes, rd.r);
     }
     wait_freed_all(all_peers(), rd.r);
-    for (int q = 0; q < n_; ++q)
-      if (q != me_) x_.put_lines(line_slot(q, rd.r, me_), send() + off, bytes, rd.r);
+    put_lines_to(all_peers(), rd, send() + off, bytes);
+  }
+  // The same source as lines into slot `me` of every rank in `peers`, in rank order.
+  MPIX_HOST_DEVICE void put_lines_to(uint64_t peers, const Round &rd, const char *src, uint64_t bytes) {
+    char *lines[kMaxRanks];
+    const char *srcs[kMaxRanks];
+    int k = 0;
+    for (int q = 0; q < n_; ++q) {
+      if (!((peers >> q) & 1)) continue;
+      lines[k] = line_slot(q, rd.r, me_);
+      srcs[k++] = src;
+    }
+    if (k) x_.put_lines_each(lines, srcs, k, bytes, rd.r);
   }
   MPIX_HOST_DEVICE void gather_lines(const Round &rd, bool personal) {
     const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_;
-    for_each_block(rd, personal, [&](int q, const char *src, uint64_t n) {
-      x_.put_lines(line_slot(q, rd.r, me_), src, n, rd.r);
+    for_each_block(rd, personal, [&](const int *qs, const char *const *srcs, int k, uint64_t n) {
+      char *lines[kMaxRanks];
+      for (int j = 0; j < k; ++j) lines[j] = line_slot(qs[j], rd.r, me_);
+      if (k) x_.put_lines_each(lines, srcs, k, n, rd.r);
     });
     x_.settle();  // in place (alltoall): every block is pushed before received blocks overwrite it
     char *dsts[kMaxRanks];

@@ -5,6 +5,10 @@
 //   flag8-relaxed   st.relaxed.sys.u64 / ld.acquire.sys.u64   (signals without data)
 //   flag8-volatile  st.volatile.u64    / ld.acquire.sys.u64   (collective freed signals)
 //   line16-volatile st.volatile.v2.u64 / ld.volatile.v2.u64   (collective kLL lines)
+// Then the issue cost: one thread stores `iters` times in a row into a peer's memory (to 64
+// lines in turn) and times the loop: a few ns a store if stores are posted, about a round trip if
+// the thread waits for each; the same with the stores spread over every other visible device, and
+// into its own memory for comparison.
 // Usage: hop_latency_cuda [iters] [--json FILE]
 #include <cuda_runtime.h>
 
@@ -62,6 +66,14 @@ __global__ void pong(uint64_t *peer, const uint64_t *mine, uint64_t base, int it
     await<F>(mine, base + i);
     put<F>(peer, base + i);
   }
+}
+
+// One thread's `iters` stores of flavour F, into targets[i % ntargets] + 2 * (i % 64) words.
+template <int F>
+__global__ void issue(uint64_t *const *targets, int ntargets, int iters, uint64_t *elapsed) {
+  const uint64_t t0 = now_ns();
+  for (int i = 0; i < iters; ++i) put<F>(targets[i % ntargets] + 2 * (i % 64), uint64_t(i) + 1);
+  *elapsed = now_ns() - t0;
 }
 
 void check(cudaError_t e, const char *what) {
@@ -142,11 +154,61 @@ int main(int argc, char **argv) {
       h[r] = rt / 2;
     }
     std::printf("%-16s %10.3f %10.3f\n", kNames[f], h[0], h[1]);
-    rows.emplace_back(kNames[f], h[1]);
+    rows.emplace_back(std::string("hop_us ") + kNames[f], h[1]);
+  }
+  // Issue cost: 128 words (64 lines) on every device, written from device 0.
+  std::vector<uint64_t *> area(count);
+  for (int d = 0; d < count; ++d) {
+    check(cudaSetDevice(d), "set device");
+    if (d) {
+      const cudaError_t e = cudaDeviceEnablePeerAccess(0, 0);
+      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) check(e, "peer access");
+      (void)cudaGetLastError();
+    }
+    check(cudaMalloc(&area[d], 128 * sizeof(uint64_t)), "area");
+  }
+  check(cudaSetDevice(0), "device 0");
+  for (int d = 2; d < count; ++d) {
+    const cudaError_t e = cudaDeviceEnablePeerAccess(d, 0);
+    if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) check(e, "peer access");
+    (void)cudaGetLastError();
+  }
+  uint64_t **targets = nullptr;
+  check(cudaMalloc(&targets, count * sizeof(uint64_t *)), "targets");
+  struct Case {
+    const char *name;
+    std::vector<uint64_t *> to;
+  };
+  std::vector<uint64_t *> others(area.begin() + 1, area.end());
+  const Case cases[] = {{"own memory", {area[0]}}, {"one peer", {area[1]}}, {"every peer in turn", others}};
+  std::printf("# issue cost: ns per store, one thread, %d stores in a row (%d devices)\n", iters, count);
+  std::printf("%-20s", "targets");
+  for (int f = 0; f < kFlavours; ++f) std::printf(" %16s", kNames[f]);
+  std::printf("\n");
+  for (const Case &c : cases) {
+    check(cudaMemcpy(targets, c.to.data(), c.to.size() * sizeof(uint64_t *), cudaMemcpyHostToDevice), "targets");
+    std::printf("%-20s", c.name);
+    for (int f = 0; f < kFlavours; ++f) {
+      double per = 0;
+      for (int r = 0; r < 2; ++r) {  // the second run counts (the first warms up)
+        const int n = static_cast<int>(c.to.size());
+        if (f == kRelease) issue<kRelease><<<1, 1, 0, s[0].stream>>>(targets, n, iters, elapsed);
+        if (f == kRelaxed) issue<kRelaxed><<<1, 1, 0, s[0].stream>>>(targets, n, iters, elapsed);
+        if (f == kVolatile) issue<kVolatile><<<1, 1, 0, s[0].stream>>>(targets, n, iters, elapsed);
+        if (f == kLine) issue<kLine><<<1, 1, 0, s[0].stream>>>(targets, n, iters, elapsed);
+        check(cudaStreamSynchronize(s[0].stream), "issue");
+        uint64_t ns = 0;
+        check(cudaMemcpy(&ns, elapsed, sizeof ns, cudaMemcpyDeviceToHost), "elapsed");
+        per = double(ns) / iters;
+      }
+      std::printf(" %16.1f", per);
+      rows.emplace_back(std::string("issue_ns ") + c.name + " " + kNames[f], per);
+    }
+    std::printf("\n");
   }
   if (!json.empty()) {
     if (FILE *out = std::fopen(json.c_str(), "w")) {
-      std::fprintf(out, "{\"device\": \"%s\", \"iters\": %d, \"hop_us\": {", prop.name, iters);
+      std::fprintf(out, "{\"device\": \"%s\", \"iters\": %d, \"results\": {", prop.name, iters);
       for (size_t i = 0; i < rows.size(); ++i)
         std::fprintf(out, "%s\"%s\": %.4f", i ? ", " : "", rows[i].first.c_str(), rows[i].second);
       std::fprintf(out, "}}\n");

@@ -64,6 +64,9 @@ class HostCollExecutor {
     for (uint64_t u = 0; u < coll::unit_count(bytes); ++u)
       store_line(lines, u, coll::load_unit(src + u * coll::kLinePayload, coll::unit_bytes(bytes, u)), tag);
   }
+  void put_lines_each(char *const *lines, const char *const *srcs, int pieces, uint64_t bytes, uint64_t round) {
+    for (int k = 0; k < pieces; ++k) put_lines(lines[k], srcs[k], bytes, round);
+  }
   void get_lines(char *const *dsts, const char *const *lines, const int *peers, int pieces, uint64_t bytes,
                  uint64_t round) {
     for (int k = 0; k < pieces; ++k) {
@@ -82,6 +85,11 @@ class HostCollExecutor {
   }
   void signal(uint64_t *flag, uint64_t value) {
     if (ok_) word(flag).store(value, std::memory_order_release);
+  }
+  template <class AddressOf>
+  void signal_each(uint64_t peers, uint64_t value, AddressOf &&address_of) {
+    for (int q = 0; q < coll::kMaxRanks; ++q)
+      if ((peers >> q) & 1) signal(address_of(q), value);
   }
   // The cursor advances even after a timeout: the call is over, and the report says it failed.
   void finish(uint64_t value) {
