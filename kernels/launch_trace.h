@@ -56,8 +56,9 @@ enum TraceParts : uint16_t {
   kTraceCounts = 32,   // counting signals
   // A collective call's launch (coll_kernel.cu, host_coll_exec.cpp): the high byte holds its Kind
   // (coll_args.h) and the record's window_id the communicator's id. Block 0 stamps enter, waited
-  // (the peer table and the cursors read: the schedule starts), ops_done (the schedule's rounds
-  // are done) and exit (the communicator's cursor advanced); other blocks stamp nothing.
+  // (the last of its waits on a peer ended; enter's time for a call that waits for nobody),
+  // ops_done (the schedule's rounds are done) and exit (the communicator's cursor advanced);
+  // other blocks stamp nothing.
   kTraceCollective = 64,
 };
 MPIX_HOST_DEVICE inline constexpr uint16_t trace_collective_parts(uint8_t kind) {
