@@ -104,12 +104,31 @@ __device__ inline void note_coll_waited(const Args &a) {
     atomicMax(reinterpret_cast<unsigned long long *>(&coll_stamps[1]), static_cast<unsigned long long>(mpix_clock_ns()));
 }
 
-// Out of line, so the kernel keeps no registers for it.
-__device__ __noinline__ void write_coll_trace(const Args &a) {
+// Out of line, so the kernel keeps no registers for it; arguments by value, so the call's Args
+// never needs an address.
+__device__ __noinline__ void write_coll_trace(uint64_t trace, uint32_t comm_id, uint8_t kind) {
   coll_stamps[3] = mpix_clock_ns();
   const uint16_t events[4] = {mpix::work::kTraceEnter, mpix::work::kTraceWaited, mpix::work::kTraceOpsDone,
                               mpix::work::kTraceExit};
-  mpix_trace_write(a.trace, a.comm_id, coll_stamps, events, 4, mpix::work::trace_collective_parts(a.kind));
+  mpix_trace_write(trace, comm_id, coll_stamps, events, 4, mpix::work::trace_collective_parts(kind));
+}
+
+// A wait's watchdog fired: the mailbox's first report and a message. Out of line and by value,
+// as write_coll_trace.
+__device__ __noinline__ void report_coll_timeout(uint64_t mailbox, uint32_t comm_id, int rank, uint64_t watchdog_ns,
+                                                 int peer, uint64_t want, uint64_t seen) {
+  auto *box = reinterpret_cast<mpix::work::WatchdogMailbox *>(mailbox);
+  if (atomicCAS(&box->fired, 0u, 1u) != 0u) return;
+  box->window_id = comm_id;
+  box->peer = peer;
+  box->reason = mpix::work::kWaitCollective;
+  box->expected = want;
+  box->observed = seen;
+  mpix_fence_sys();
+  printf("mpix-st watchdog: collective on communicator %u (rank %d) waited %llu ms for round %llu from rank %d "
+         "(flag at %llu)\n",
+         comm_id, rank, (unsigned long long)(watchdog_ns / 1000000ull), (unsigned long long)want, peer,
+         (unsigned long long)seen);
 }
 
 class DeviceCollExecutor {
@@ -134,13 +153,13 @@ class DeviceCollExecutor {
     if (threadIdx.x == 0) *reinterpret_cast<volatile uint64_t *>(word) = value;
   }
 
-  __device__ void wait(const uint64_t *flag, uint64_t want, int peer) {
+  __device__ MPIX_FORCEINLINE void wait(const uint64_t *flag, uint64_t want, int peer) {
     if (threadIdx.x == 0 && !*failed_) poll(flag, want, peer);
     __syncthreads();
   }
   // Thread q polls peer q's flag: the loads' round trips overlap instead of following one another
   // (one thread waiting for each peer in turn paid a round trip per peer on every call).
-  __device__ void wait_all(const uint64_t *first, uint64_t peers, uint64_t want) {
+  __device__ MPIX_FORCEINLINE void wait_all(const uint64_t *first, uint64_t peers, uint64_t want) {
     for (int q = threadIdx.x; q < mpix::coll::kMaxRanks; q += blockDim.x)
       if (((peers >> q) & 1) && !failed()) poll(first + q, want, q);
     __syncthreads();
@@ -174,7 +193,7 @@ class DeviceCollExecutor {
   // Freed signals (and other stores that announce reads done, not data): one thread per peer, so
   // the stores to different GPUs leave together instead of one thread's in turn.
   template <class AddressOf>
-  __device__ void signal_each(uint64_t peers, uint64_t value, AddressOf &&address_of) {
+  __device__ MPIX_FORCEINLINE void signal_each(uint64_t peers, uint64_t value, AddressOf &&address_of) {
     if (*failed_) return;
     for (int q = threadIdx.x; q < mpix::coll::kMaxRanks; q += blockDim.x)
       if ((peers >> q) & 1) *reinterpret_cast<volatile uint64_t *>(address_of(q)) = value;
@@ -195,8 +214,9 @@ class DeviceCollExecutor {
   // Pieces k < pieces: srcs[k]'s `bytes` as lines at lines[k]. The threads share the pieces' units
   // as one run (piece after piece), so a call of a few units stores to every peer from different
   // threads at once, and a large one keeps each warp's stores contiguous within a piece.
-  __device__ void put_lines_each(char *const *lines, const char *const *srcs, int pieces, uint64_t bytes,
-                                 uint64_t round) {
+  template <class Lines, class Srcs>
+  __device__ MPIX_FORCEINLINE void put_lines_each(const Lines &lines, const Srcs &srcs, int pieces, uint64_t bytes,
+                                                  uint64_t round) {
     if (*failed_) return;
     const uint32_t tag = mpix::coll::line_tag(round);
     const uint64_t units = mpix::coll::unit_count(bytes);
@@ -208,8 +228,9 @@ class DeviceCollExecutor {
   }
   // Pieces k < pieces of `bytes`, from peers[k]'s lines at lines[k] into dsts[k]. A thread looks
   // at its unit of every piece before it waits for any, so the loads' round trips overlap.
-  __device__ void get_lines(char *const *dsts, const char *const *lines, const int *peers, int pieces,
-                            uint64_t bytes, uint64_t round) {
+  template <class Dsts, class Lines, class Peers>
+  __device__ MPIX_FORCEINLINE void get_lines(const Dsts &dsts, const Lines &lines, const Peers &peers, int pieces,
+                                             uint64_t bytes, uint64_t round) {
     for (uint64_t u = tid_; u < mpix::coll::unit_count(bytes); u += nthreads_) {
       auto line_of = [&](int k) { return line(lines[k], u); };
       Looks looks;
@@ -222,8 +243,9 @@ class DeviceCollExecutor {
       }
     }
   }
-  __device__ void reduce_lines(char *dst, char *const *outs, int nout, const void *const *srcs, int nsrc, int own,
-                               uint64_t n, uint64_t round) {
+  template <class Outs, class Srcs>
+  __device__ MPIX_FORCEINLINE void reduce_lines(char *dst, const Outs &outs, int nout, const Srcs &srcs, int nsrc,
+                                                int own, uint64_t n, uint64_t round) {
     mpix::coll::with_reduce_type(a_.dtype, [&](auto t) {
       reduce_lines_typed<typename decltype(t)::type>(dst, outs, nout, srcs, nsrc, own, n, round);
     });
@@ -236,7 +258,7 @@ class DeviceCollExecutor {
   // fence precedes or follows it, as none follows the one-block store. A system-scope fence here
   // cost about a microsecond per call, two gpu-scope fences 0.5-0.6 us per call of two or more
   // blocks (2 H200s, coll_bench --graph, one job).
-  __device__ void finish(uint64_t value) {
+  __device__ MPIX_FORCEINLINE void finish(uint64_t value) {
     __syncthreads();
     if (coll_tracer(a_)) coll_stamps[2] = mpix_clock_ns();
     if (threadIdx.x != 0) return;
@@ -253,7 +275,7 @@ class DeviceCollExecutor {
 
  private:
   // One thread's wait for *flag >= want; a timeout or an abandoned launch fails the call.
-  __device__ void poll(const uint64_t *flag, uint64_t want, int peer) {
+  __device__ MPIX_FORCEINLINE void poll(const uint64_t *flag, uint64_t want, int peer) {
     const uint64_t start = a_.watchdog_ns ? mpix_clock_ns() : 0;
     uint64_t seen;
     while ((seen = mpix_load_acquire_sys(flag)) < want) {
@@ -286,7 +308,7 @@ class DeviceCollExecutor {
     int first;
     uint64_t w0[kAhead], w1[kAhead];
     template <class LineOf>
-    __device__ void take(int from, int count, LineOf &&line_of) {
+    __device__ MPIX_FORCEINLINE void take(int from, int count, LineOf &&line_of) {
       first = from;
 #pragma unroll
       for (int j = 0; j < kAhead; ++j) {
@@ -306,7 +328,7 @@ class DeviceCollExecutor {
   };
   // Line u of round `round` from `peer`, starting from look k: its payload, or false once this
   // call failed (a wait of any thread of the block, or of another block, timed out).
-  __device__ bool await_line(const char *lines, uint64_t u, uint64_t round, int peer, const Looks &looks, int k,
+  __device__ MPIX_FORCEINLINE bool await_line(const char *lines, uint64_t u, uint64_t round, int peer, const Looks &looks, int k,
                              uint64_t *payload) {
     const uint32_t tag = mpix::coll::line_tag(round);
     const uint64_t *p = line(lines, u);
@@ -331,9 +353,9 @@ class DeviceCollExecutor {
     *payload = mpix::coll::line_payload(w0, w1);
     return true;
   }
-  template <typename T>
-  __device__ void reduce_lines_typed(char *dst, char *const *outs, int nout, const void *const *srcs, int nsrc,
-                                     int own, uint64_t n, uint64_t round) {
+  template <typename T, class Outs, class Srcs>
+  __device__ MPIX_FORCEINLINE void reduce_lines_typed(char *dst, const Outs &outs, int nout, const Srcs &srcs,
+                                                      int nsrc, int own, uint64_t n, uint64_t round) {
     const uint64_t bytes = n * sizeof(T);
     const uint32_t tag = mpix::coll::line_tag(round);
     for (uint64_t u = tid_; u < mpix::coll::unit_count(bytes); u += nthreads_) {
@@ -361,20 +383,9 @@ class DeviceCollExecutor {
   __device__ bool abandoned() const {
     return gridDim.x > 1 && *reinterpret_cast<volatile unsigned int *>(words_ + kAbandoned);
   }
-  __device__ void report(int peer, uint64_t want, uint64_t seen) {
+  __device__ MPIX_FORCEINLINE void report(int peer, uint64_t want, uint64_t seen) {
     if (gridDim.x > 1) atomicExch(words_ + kAbandoned, 1u);
-    auto *box = reinterpret_cast<mpix::work::WatchdogMailbox *>(a_.mailbox);
-    if (atomicCAS(&box->fired, 0u, 1u) != 0u) return;
-    box->window_id = a_.comm_id;
-    box->peer = peer;
-    box->reason = mpix::work::kWaitCollective;
-    box->expected = want;
-    box->observed = seen;
-    mpix_fence_sys();
-    printf("mpix-st watchdog: collective on communicator %u (rank %d) waited %llu ms for round %llu from rank %d "
-           "(flag at %llu)\n",
-           a_.comm_id, a_.rank, (unsigned long long)(a_.watchdog_ns / 1000000ull), (unsigned long long)want, peer,
-           (unsigned long long)seen);
+    report_coll_timeout(a_.mailbox, a_.comm_id, a_.rank, a_.watchdog_ns, peer, want, seen);
   }
 
   const Args &a_;
@@ -384,10 +395,19 @@ class DeviceCollExecutor {
   uint64_t tid_, nthreads_;
 };
 
+// Two paths, each with an executor of its own. Small kLL calls (runs_direct_lines) run inlined
+// whole, reading their arguments from the kernel parameter. The general path's steps are outlined
+// and take the arguments by address, which a kernel parameter gives them only through a copy in
+// every thread's local memory: they read a copy in shared memory instead.
 __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kernel(const Args a) {
   __shared__ int failed;
   __shared__ mpix::coll::PeerTable table[mpix::coll::kMaxRanks];
-  if (threadIdx.x == 0) failed = 0;
+  __shared__ Args general;
+  const bool direct = mpix::coll::runs_direct_lines(a);
+  if (threadIdx.x == 0) {
+    failed = 0;
+    if (!direct) general = a;
+  }
   // The peer table is fixed with the communicator's context: read before the previous kernel on
   // the stream has finished (launch_overlap.h); cursors, flags and buffers only after.
   const auto *global_table = reinterpret_cast<const mpix::coll::PeerTable *>(a.table);
@@ -396,9 +416,14 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kern
   mpix_grid_launch_dependents();
   if (coll_tracer(a)) coll_stamps[0] = coll_stamps[1] = mpix_clock_ns();
   __syncthreads();
-  DeviceCollExecutor x(a, &failed, table);
-  mpix::coll::run_schedule(x, a, blockIdx.x, gridDim.x);
-  if (coll_tracer(a)) write_coll_trace(a);
+  if (direct) {
+    DeviceCollExecutor x(a, &failed, table);
+    mpix::coll::run_direct_lines(x, a, blockIdx.x, gridDim.x);
+  } else {
+    DeviceCollExecutor x(general, &failed, table);
+    mpix::coll::run_general_schedule(x, general, blockIdx.x, gridDim.x);
+  }
+  if (coll_tracer(a)) write_coll_trace(a.trace, a.comm_id, a.kind);
 }
 
 }  // namespace

@@ -20,6 +20,9 @@
 //   x.table()                 the PeerTable (a.table, or a copy the executor keeps nearer)
 // and for the kLL protocol (coll_lines.h), each over units of 8 payload bytes:
 //   x.put_lines(lines, src, bytes, r)      src's bytes as lines tagged for round r
+// Per-piece arguments (lines, srcs, dsts, peers, outs) are anything indexable: arrays, or
+// Indexed functions of the piece (below), which the kLL paths pass so that no array of peer
+// addresses is built in a thread's local memory (see run_direct_lines).
 //   x.put_lines_each(lines, srcs, k, bytes, r)  the same for pieces j < k (srcs[j] to lines[j]),
 //                             the pieces' stores overlapping where the executor can; a unit of
 //                             a source may be read by any thread (settle before overwriting it)
@@ -45,6 +48,17 @@ constexpr int kMaxRanks = 64;
 
 // Scratch slots are whole multiples of this, so vector copies stay aligned.
 constexpr uint64_t kSlotAlign = 64;
+
+// Piece k's value as at(k), indexable like an array without being one.
+template <class F>
+struct Indexed {
+  F at;
+  MPIX_HOST_DEVICE auto operator[](int k) const { return at(k); }
+};
+template <class F>
+MPIX_HOST_DEVICE Indexed<F> indexed(F f) {
+  return Indexed<F>{f};
+}
 
 // Chunks of the pipelined chains, bcast's and reduce's (seed 003's chunk model; 512 KiB by
 // default there).
@@ -220,12 +234,24 @@ class Schedule {
   MPIX_HOST_DEVICE void run() {
     if (a_.proto == kLL && is_two_shot(a_.kind, a_.algo)) run_two_shot_lines();
     else run_rounds();
-    x_.set(flags(me_) + FlagLayout::channel_cursor(n_), base_ + a_.rounds);
+    advance();
+  }
+  // kLL's one-shot allreduce and reduce, direct bcast, allgather and alltoall (runs_direct_lines):
+  // the path of small calls, every step inlined, so that on a device the schedule, its executor
+  // and the call's arguments stay in registers. A schedule object that an outlined step receives
+  // lives in a thread's local memory, and so does every array of peer addresses a step builds:
+  // on 4 H100s a chain of replayed one-shot reduces took 1.25 us a call with neither and 2.2-6.3
+  // us with one to eight such arrays read on the way (examples/bench/call_chain_cuda.cu).
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_direct_lines() {
+    run_lines();
+    advance();
   }
 
  private:
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void advance() {
+    x_.set(flags(me_) + FlagLayout::channel_cursor(n_), base_ + a_.rounds);
+  }
   MPIX_HOST_DEVICE void run_rounds() {
-    if (a_.proto == kLL) return run_lines();
     if ((a_.kind == kAllgather && a_.algo != kRing) || a_.kind == kAlltoall)
       return gather_pipelined(a_.kind == kAlltoall);
     for (uint64_t i = 0; i < a_.rounds && x_.ok(); ++i) {
@@ -712,18 +738,14 @@ class Schedule {
     return send() + (personal ? q * a_.count * esize_ : 0) + off;
   }
   // The round's block for every peer, once all may take it: push(qs, srcs, k, bytes) with peers
-  // qs[j] and their blocks srcs[j], j < k, in push_peer order; then my own block is copied into
-  // place (unless it is there already: in place).
+  // qs[j] and their blocks srcs[j], j < k, in push_peer order (Indexed, not arrays); then my own
+  // block is copied into place (unless it is there already: in place).
   template <class Push>
-  MPIX_HOST_DEVICE void for_each_block(const Round &rd, bool personal, Push &&push) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void for_each_block(const Round &rd, bool personal, Push &&push) {
     const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_;
     wait_freed_all(all_peers(), rd.r);
-    int qs[kMaxRanks];
-    const char *srcs[kMaxRanks];
-    for (int k = 1; k < n_; ++k) {
-      qs[k - 1] = push_peer(k);
-      srcs[k - 1] = src_block(qs[k - 1], personal, off);
-    }
+    const auto qs = indexed([this](int j) { return push_peer(j + 1); });
+    const auto srcs = indexed([this, personal, off](int j) { return src_block(push_peer(j + 1), personal, off); });
     push(qs, srcs, n_ - 1, bytes);
     // My own block last: the pushes are what peers wait for (first, it cost small kLL
     // allgathers on 4 H100s 0.5-0.7 us).
@@ -731,7 +753,7 @@ class Schedule {
     if (mine != recv() + me_ * block + off) x_.copy(recv() + me_ * block + off, mine, bytes);
   }
   MPIX_HOST_DEVICE void push_blocks(const Round &rd, bool personal) {
-    for_each_block(rd, personal, [&](const int *qs, const char *const *srcs, int k, uint64_t bytes) {
+    for_each_block(rd, personal, [&](const auto &qs, const auto &srcs, int k, uint64_t bytes) {
       for (int j = 0; j < k; ++j) x_.copy(scratch(qs[j], rd.r) + me_ * slot_bytes(), srcs[j], bytes);
     });
   }
@@ -747,8 +769,9 @@ class Schedule {
   // kLL (one-shot allreduce and reduce, direct bcast, allgather and alltoall): every pusher stores
   // its round as lines into slot `me` of the receiver's line area, and the receiver reads (or
   // reduces) each line as it lands. A round ends with a block barrier and the freed signals: no
-  // fence, because every line read was used (its tag checked) before the barrier.
-  MPIX_HOST_DEVICE void run_lines() {
+  // fence, because every line read was used (its tag checked) before the barrier. Pieces go to
+  // the executor as Indexed functions of the piece, never as arrays (run_direct_lines says why).
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_lines() {
     for (uint64_t i = 0; i < a_.rounds && x_.ok(); ++i) {
       const Round rd = round(i);
       if (a_.kind == kAllreduce || a_.kind == kReduce) reduce_lines(rd, a_.kind == kAllreduce);
@@ -759,62 +782,62 @@ class Schedule {
     }
   }
   MPIX_HOST_DEVICE char *line_slot(int rank, uint64_t r, int src) const { return lines(rank, r) + src * line_slot_; }
+  // Every rank but me, in rank order: the j-th (j < n - 1).
+  MPIX_HOST_DEVICE int other(int j) const { return j < me_ ? j : j + 1; }
   // In place, each unit of the input is read (for every push) by the thread that later stores the
   // unit of the result: put_lines and reduce_lines share their units' threads.
-  MPIX_HOST_DEVICE void reduce_lines(const Round &rd, bool all) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void reduce_lines(const Round &rd, bool all) {
     const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_;
+    const char *src = send() + off;
     // Rank order, not push_peer's: kLL calls are too small for an incast to cost bandwidth, and
     // on 4 H100s the rotated order took 0.1-0.3 us more per allreduce of 8 B-32 KiB.
-    const uint64_t to = all ? all_peers() : me_ == a_.root ? 0 : uint64_t(1) << a_.root;
-    if (to) wait_freed_all(to, rd.r);
-    put_lines_to(to, rd, send() + off, bytes);
-    if (!all && me_ != a_.root) return;
+    if (all) {
+      wait_freed_all(all_peers(), rd.r);
+      put_lines_to(n_ - 1, [this](int j) { return other(j); }, rd, src, bytes);
+    } else if (me_ != a_.root) {
+      wait_freed(a_.root, rd.r);
+      const int root = a_.root;
+      put_lines_to(1, [root](int) { return root; }, rd, src, bytes);
+      return;
+    }
     x_.settle();  // in place, another thread may have read a unit for a push that this one overwrites
-    const void *srcs[kMaxRanks];
-    for (int q = 0; q < n_; ++q)
-      srcs[q] = q == me_ ? static_cast<const void *>(send() + off) : line_slot(me_, rd.r, q);
-    x_.reduce_lines(recv() + off, nullptr, 0, srcs, n_, me_, rd.elems, rd.r);
+    const auto srcs = indexed([this, src, &rd](int q) {
+      return q == me_ ? static_cast<const void *>(src) : static_cast<const void *>(line_slot(me_, rd.r, q));
+    });
+    x_.reduce_lines(recv() + off, static_cast<char *const *>(nullptr), 0, srcs, n_, me_, rd.elems, rd.r);
   }
-  MPIX_HOST_DEVICE void bcast_lines(const Round &rd) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void bcast_lines(const Round &rd) {
     const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_;
     if (me_ != a_.root) {
       char *dst = recv() + off;
       const char *from = line_slot(me_, rd.r, a_.root);
-      return x_.get_lines(&dst, &from, &a_.root, 1, bytes, rd.r);
+      const int root = a_.root;
+      return x_.get_lines(indexed([dst](int) { return dst; }), indexed([from](int) { return from; }),
+                          indexed([root](int) { return root; }), 1, bytes, rd.r);
     }
     wait_freed_all(all_peers(), rd.r);
-    put_lines_to(all_peers(), rd, send() + off, bytes);
+    put_lines_to(n_ - 1, [this](int j) { return other(j); }, rd, send() + off, bytes);
   }
-  // The same source as lines into slot `me` of every rank in `peers`, in rank order.
-  MPIX_HOST_DEVICE void put_lines_to(uint64_t peers, const Round &rd, const char *src, uint64_t bytes) {
-    char *lines[kMaxRanks];
-    const char *srcs[kMaxRanks];
-    int k = 0;
-    for (int q = 0; q < n_; ++q) {
-      if (!((peers >> q) & 1)) continue;
-      lines[k] = line_slot(q, rd.r, me_);
-      srcs[k++] = src;
-    }
-    if (k) x_.put_lines_each(lines, srcs, k, bytes, rd.r);
+  // The same source as lines into slot `me` of ranks peer_of(j), j < count.
+  template <class PeerOf>
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void put_lines_to(int count, PeerOf peer_of, const Round &rd, const char *src,
+                                                      uint64_t bytes) {
+    const uint64_t r = rd.r;
+    if (count)
+      x_.put_lines_each(indexed([this, peer_of, r](int j) { return line_slot(peer_of(j), r, me_); }),
+                        indexed([src](int) { return src; }), count, bytes, r);
   }
-  MPIX_HOST_DEVICE void gather_lines(const Round &rd, bool personal) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void gather_lines(const Round &rd, bool personal) {
     const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_;
-    for_each_block(rd, personal, [&](const int *qs, const char *const *srcs, int k, uint64_t n) {
-      char *lines[kMaxRanks];
-      for (int j = 0; j < k; ++j) lines[j] = line_slot(qs[j], rd.r, me_);
-      if (k) x_.put_lines_each(lines, srcs, k, n, rd.r);
+    const uint64_t r = rd.r;
+    for_each_block(rd, personal, [&](const auto &qs, const auto &srcs, int k, uint64_t n) {
+      if (k) x_.put_lines_each(indexed([this, &qs, r](int j) { return line_slot(qs[j], r, me_); }), srcs, k, n, r);
     });
     x_.settle();  // in place (alltoall): every block is pushed before received blocks overwrite it
-    char *dsts[kMaxRanks];
-    const char *from[kMaxRanks];
-    int peers[kMaxRanks], np = 0;
-    for (int q = 0; q < n_; ++q) {
-      if (q == me_) continue;
-      dsts[np] = recv() + q * block + off;
-      from[np] = line_slot(me_, rd.r, q);
-      peers[np++] = q;
-    }
-    x_.get_lines(dsts, from, peers, np, bytes, rd.r);
+    char *base = recv() + off;
+    x_.get_lines(indexed([this, base, block](int j) { return base + other(j) * block; }),
+                 indexed([this, r](int j) { return static_cast<const char *>(line_slot(me_, r, other(j))); }),
+                 indexed([this](int j) { return other(j); }), n_ - 1, bytes, r);
   }
 
   // Local steps (coll_args.h): one round over this rank's memory only; no flags.
@@ -848,12 +871,32 @@ class Schedule {
 
 }  // namespace detail
 
-// Runs channels first, first + step, ... of the call, in that order, then finishes it.
+// Calls that run_direct_lines serves (every other one, run_schedule's general path).
+MPIX_HOST_DEVICE inline bool runs_direct_lines(const Args &a) { return a.proto == kLL && !is_two_shot(a.kind, a.algo); }
+
+// Runs channels first, first + step, ... of a call that runs_direct_lines, in that order, then
+// finishes it; inlined whole (Schedule::run_direct_lines says why). A device kernel calls it
+// with an executor of its own, which no outlined step ever receives.
 template <class X>
-MPIX_HOST_DEVICE void run_schedule(X &x, const Args &a, uint32_t first, uint32_t step) {
+MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_direct_lines(X &x, const Args &a, uint32_t first, uint32_t step) {
+  const uint64_t base = x.cursor();
+  for (uint32_t c = first; c < channel_count(a); c += step) detail::Schedule<X>(x, a, c).run_direct_lines();
+  x.finish(base + a.rounds);
+}
+
+// The same for every other call.
+template <class X>
+MPIX_HOST_DEVICE void run_general_schedule(X &x, const Args &a, uint32_t first, uint32_t step) {
   const uint64_t base = x.cursor();
   for (uint32_t c = first; c < channel_count(a); c += step) detail::Schedule<X>(x, a, c).run();
   x.finish(base + a.rounds);
+}
+
+// Runs channels first, first + step, ... of the call, in that order, then finishes it.
+template <class X>
+MPIX_HOST_DEVICE void run_schedule(X &x, const Args &a, uint32_t first, uint32_t step) {
+  if (runs_direct_lines(a)) run_direct_lines(x, a, first, step);
+  else run_general_schedule(x, a, first, step);
 }
 
 

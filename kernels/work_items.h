@@ -10,9 +10,11 @@
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define MPIX_HOST_DEVICE __host__ __device__
 #define MPIX_NOINLINE __noinline__
+#define MPIX_FORCEINLINE __forceinline__
 #else
 #define MPIX_HOST_DEVICE
 #define MPIX_NOINLINE
+#define MPIX_FORCEINLINE inline
 #endif
 
 namespace mpix::work {

@@ -64,11 +64,12 @@ class HostCollExecutor {
     for (uint64_t u = 0; u < coll::unit_count(bytes); ++u)
       store_line(lines, u, coll::load_unit(src + u * coll::kLinePayload, coll::unit_bytes(bytes, u)), tag);
   }
-  void put_lines_each(char *const *lines, const char *const *srcs, int pieces, uint64_t bytes, uint64_t round) {
+  template <class Lines, class Srcs>
+  void put_lines_each(const Lines &lines, const Srcs &srcs, int pieces, uint64_t bytes, uint64_t round) {
     for (int k = 0; k < pieces; ++k) put_lines(lines[k], srcs[k], bytes, round);
   }
-  void get_lines(char *const *dsts, const char *const *lines, const int *peers, int pieces, uint64_t bytes,
-                 uint64_t round) {
+  template <class Dsts, class Lines, class Peers>
+  void get_lines(const Dsts &dsts, const Lines &lines, const Peers &peers, int pieces, uint64_t bytes, uint64_t round) {
     for (int k = 0; k < pieces; ++k) {
       for (uint64_t u = 0; u < coll::unit_count(bytes) && ok_; ++u) {
         uint64_t v = 0;
@@ -77,7 +78,8 @@ class HostCollExecutor {
       }
     }
   }
-  void reduce_lines(char *dst, char *const *outs, int nout, const void *const *srcs, int nsrc, int own, uint64_t n,
+  template <class Outs, class Srcs>
+  void reduce_lines(char *dst, const Outs &outs, int nout, const Srcs &srcs, int nsrc, int own, uint64_t n,
                     uint64_t round) {
     coll::with_reduce_type(a_.dtype, [&](auto t) {
       reduce_lines_typed<typename decltype(t)::type>(dst, outs, nout, srcs, nsrc, own, n, round);
@@ -131,9 +133,9 @@ class HostCollExecutor {
     ok_ = false;
     return false;
   }
-  template <typename T>
-  void reduce_lines_typed(char *dst, char *const *outs, int nout, const void *const *srcs, int nsrc, int own,
-                          uint64_t n, uint64_t round) {
+  template <typename T, class Outs, class Srcs>
+  void reduce_lines_typed(char *dst, const Outs &outs, int nout, const Srcs &srcs, int nsrc, int own, uint64_t n,
+                          uint64_t round) {
     const uint64_t bytes = n * sizeof(T);
     const uint32_t tag = coll::line_tag(round);
     for (uint64_t u = 0; u < coll::unit_count(bytes) && ok_; ++u) {
