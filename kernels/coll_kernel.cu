@@ -395,18 +395,22 @@ class DeviceCollExecutor {
   uint64_t tid_, nthreads_;
 };
 
-// Two paths, each with an executor of its own. Small kLL calls (runs_direct_lines) run inlined
-// whole, reading their arguments from the kernel parameter. The general path's steps are outlined
-// and take the arguments by address, which a kernel parameter gives them only through a copy in
-// every thread's local memory: they read a copy in shared memory instead.
+// A kernel per path, so that each gets its registers to itself (with two-shot's path inlined
+// beside the others, ptxas spilled 132 bytes where it had spilled 16). The kLL paths run inlined
+// whole, reading their arguments from the kernel parameter (Schedule::run_direct_lines says why).
+// The general path's steps are outlined and take the arguments by address, which a kernel
+// parameter gives them only through a copy in every thread's local memory: they read a copy in
+// shared memory instead.
+enum CollPath { kGeneralPath, kLinesPath, kTwoShotLinesPath };
+
+template <int Path>
 __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kernel(const Args a) {
   __shared__ int failed;
   __shared__ mpix::coll::PeerTable table[mpix::coll::kMaxRanks];
   __shared__ Args general;
-  const bool direct = mpix::coll::runs_direct_lines(a);
   if (threadIdx.x == 0) {
     failed = 0;
-    if (!direct) general = a;
+    if (Path == kGeneralPath) general = a;
   }
   // The peer table is fixed with the communicator's context: read before the previous kernel on
   // the stream has finished (launch_overlap.h); cursors, flags and buffers only after.
@@ -416,12 +420,12 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kern
   mpix_grid_launch_dependents();
   if (coll_tracer(a)) coll_stamps[0] = coll_stamps[1] = mpix_clock_ns();
   __syncthreads();
-  if (direct) {
-    DeviceCollExecutor x(a, &failed, table);
-    mpix::coll::run_direct_lines(x, a, blockIdx.x, gridDim.x);
-  } else {
+  if constexpr (Path == kGeneralPath) {
     DeviceCollExecutor x(general, &failed, table);
     mpix::coll::run_general_schedule(x, general, blockIdx.x, gridDim.x);
+  } else {
+    DeviceCollExecutor x(a, &failed, table);
+    mpix::coll::run_lines_schedule<Path == kTwoShotLinesPath>(x, a, blockIdx.x, gridDim.x);
   }
   if (coll_tracer(a)) write_coll_trace(a.trace, a.comm_id, a.kind);
 }
@@ -434,15 +438,24 @@ bool mpix_kernels_support_overlap() {
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
   return false;
 #else
-  cudaFuncAttributes f{};
-  if (cudaFuncGetAttributes(&f, coll_kernel) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
+  for (const void *kernel : {reinterpret_cast<const void *>(coll_kernel<kGeneralPath>),
+                             reinterpret_cast<const void *>(coll_kernel<kLinesPath>),
+                             reinterpret_cast<const void *>(coll_kernel<kTwoShotLinesPath>)}) {
+    cudaFuncAttributes f{};
+    if (cudaFuncGetAttributes(&f, kernel) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    if (f.ptxVersion < 90 || f.binaryVersion < 90) return false;
   }
-  return f.ptxVersion >= 90 && f.binaryVersion >= 90;
+  return true;
 #endif
 }
 
 int mpix_launch_coll_kernel(const mpix::coll::Args &args, int blocks, int threads, void *stream, bool overlap) {
-  return mpix_launch_kernel(coll_kernel, blocks, threads, stream, overlap, args);
+  if (!mpix::coll::runs_direct_lines(args))
+    return mpix_launch_kernel(coll_kernel<kGeneralPath>, blocks, threads, stream, overlap, args);
+  if (mpix::coll::is_two_shot(args.kind, args.algo))
+    return mpix_launch_kernel(coll_kernel<kTwoShotLinesPath>, blocks, threads, stream, overlap, args);
+  return mpix_launch_kernel(coll_kernel<kLinesPath>, blocks, threads, stream, overlap, args);
 }

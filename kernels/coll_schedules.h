@@ -228,22 +228,21 @@ class Schedule {
 
   // The channel's rounds, then its count advanced (after the last round's barrier: every thread
   // read the old count long before).
-  // Two-shot in lines is chosen here, not in run_rounds: a call of it there (inlined or not) made
-  // run_rounds spill on every path (ptxas, sm_90: 64 bytes stored and 404 loaded; 56 and 96 with
-  // the choice here; none before two-shot lines existed).
   MPIX_HOST_DEVICE void run() {
-    if (a_.proto == kLL && is_two_shot(a_.kind, a_.algo)) run_two_shot_lines();
-    else run_rounds();
+    run_rounds();
     advance();
   }
-  // kLL's one-shot allreduce and reduce, direct bcast, allgather and alltoall (runs_direct_lines):
-  // the path of small calls, every step inlined, so that on a device the schedule, its executor
-  // and the call's arguments stay in registers. A schedule object that an outlined step receives
-  // lives in a thread's local memory, and so does every array of peer addresses a step builds:
-  // on 4 H100s a chain of replayed one-shot reduces took 1.25 us a call with neither and 2.2-6.3
-  // us with one to eight such arrays read on the way (examples/bench/call_chain_cuda.cu).
+  // Every kLL call (one-shot and two-shot allreduce and reduce, direct bcast, allgather and
+  // alltoall; runs_direct_lines): the path of small calls, every step inlined, so that on a device
+  // the schedule, its executor and the call's arguments stay in registers. A schedule object that
+  // an outlined step receives lives in a thread's local memory, and so does every array of peer
+  // addresses a step builds: on 4 H100s a chain of replayed one-shot reduces took 1.25 us a call
+  // with neither and 2.2-6.3 us with one to eight such arrays read on the way
+  // (examples/bench/call_chain_cuda.cu).
+  template <bool TwoShot>
   MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_direct_lines() {
-    run_lines();
+    if (TwoShot) run_two_shot_lines();
+    else run_lines();
     advance();
   }
 
@@ -439,7 +438,8 @@ class Schedule {
   // into slot n + me of each rank that receives (all, or the root), which store them as they land.
   // Two line hops, no fence and no flag, where kSimple takes two fenced flag round trips. In
   // place, the thread of a unit reads it for the push before it stores that unit's result.
-  MPIX_HOST_DEVICE MPIX_NOINLINE void run_two_shot_lines() {
+  // Inlined like the other kLL calls (run_direct_lines).
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_two_shot_lines() {
     for (uint64_t i = 0; i < a_.rounds && x_.ok(); ++i) {
       const Round rd = round(i);
       two_shot_lines(rd, a_.kind == kAllreduce);
@@ -447,45 +447,44 @@ class Schedule {
       signal_freed(rd.r);
     }
   }
-  MPIX_HOST_DEVICE void two_shot_lines(const Round &rd, bool all) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void two_shot_lines(const Round &rd, bool all) {
     const Parts p = parts(rd);
-    const uint64_t off = rd.first * esize_;
-    auto gets_result = [&](int q) { return all || q == a_.root; };
-    auto part_at = [&](auto *base, int q) { return base + off + p.first(q) * esize_; };
+    const uint64_t off = rd.first * esize_, r = rd.r;
+    const char *in = send() + off;
+    char *out = recv() + off;
     for (int q = 0; q < n_; ++q) {  // rank order (reduce_lines says why)
       if (q == me_) continue;
-      wait_freed(q, rd.r);
-      x_.put_lines(line_slot(q, rd.r, me_), part_at(send(), q), p.count(q) * esize_, rd.r);
+      wait_freed(q, r);
+      x_.put_lines(line_slot(q, r, me_), in + p.first(q) * esize_, p.count(q) * esize_, r);
     }
-    {
-      const void *srcs[kMaxRanks];
-      char *outs[kMaxRanks];
-      int no = 0;
-      for (int q = 0; q < n_; ++q) {
-        srcs[q] = q == me_ ? static_cast<const void *>(part_at(send(), me_)) : line_slot(me_, rd.r, q);
-        if (q != me_ && gets_result(q)) outs[no++] = line_slot(q, rd.r, n_ + me_);
-      }
-      char *own = gets_result(me_) ? part_at(recv(), me_) : nullptr;
-      x_.reduce_lines(own, outs, no, srcs, n_, me_, p.count(me_), rd.r);
+    // My part's result goes on to every other rank (all), or to the root (unless I am it).
+    const int root = a_.root;
+    const int nout = all ? n_ - 1 : me_ != root ? 1 : 0;
+    const auto outs = indexed([this, all, root, r](int j) { return line_slot(all ? other(j) : root, r, n_ + me_); });
+    const auto srcs = indexed([this, in, &p, r](int q) {
+      return q == me_ ? static_cast<const void *>(in + p.first(q) * esize_)
+                      : static_cast<const void *>(line_slot(me_, r, q));
+    });
+    x_.reduce_lines(all || me_ == root ? out + p.first(me_) * esize_ : nullptr, outs, nout, srcs, n_, me_,
+                    p.count(me_), r);
+    if (!all && me_ != root) return;
+    // The other ranks' parts: the full ones (parts 0 .. full - 1) in one get, their loads
+    // overlapping; a short last one on its own; empty ones (small calls) not at all.
+    const int full = static_cast<int>(p.part ? p.elems / p.part : 0);
+    const int skip = me_ < full ? me_ : full;  // my own full part, if any, is not fetched
+    auto full_part = [skip](int j) { return j < skip ? j : j + 1; };
+    x_.get_lines(indexed([out, &p, full_part, this](int j) { return out + p.first(full_part(j)) * esize_; }),
+                 indexed([this, full_part, r](int j) {
+                   return static_cast<const char *>(line_slot(me_, r, n_ + full_part(j)));
+                 }),
+                 indexed(full_part), full - (me_ < full ? 1 : 0), p.part * esize_, r);
+    if (full < n_ && full != me_ && p.count(full) > 0) {
+      const int q = full;
+      char *dst = out + p.first(q) * esize_;
+      const char *from = line_slot(me_, r, n_ + q);
+      x_.get_lines(indexed([dst](int) { return dst; }), indexed([from](int) { return from; }),
+                   indexed([q](int) { return q; }), 1, p.count(q) * esize_, r);
     }
-    if (!gets_result(me_)) return;
-    // The full parts in one get (their loads overlap), a short last one on its own.
-    char *dsts[kMaxRanks];
-    const char *from[kMaxRanks];
-    int peers[kMaxRanks], np = 0;
-    for (int q = 0; q < n_; ++q) {
-      if (q == me_ || p.count(q) == 0) continue;
-      if (p.count(q) < p.part) {
-        char *dst = part_at(recv(), q);
-        const char *src = line_slot(me_, rd.r, n_ + q);
-        x_.get_lines(&dst, &src, &q, 1, p.count(q) * esize_, rd.r);
-        continue;
-      }
-      dsts[np] = part_at(recv(), q);
-      from[np] = line_slot(me_, rd.r, n_ + q);
-      peers[np++] = q;
-    }
-    x_.get_lines(dsts, from, peers, np, p.part * esize_, rd.r);
   }
 
   // Pipelined chain to the root, bcast's chain run backwards: virtual rank n - 1 pushes its chunk
@@ -871,16 +870,17 @@ class Schedule {
 
 }  // namespace detail
 
-// Calls that run_direct_lines serves (every other one, run_schedule's general path).
-MPIX_HOST_DEVICE inline bool runs_direct_lines(const Args &a) { return a.proto == kLL && !is_two_shot(a.kind, a.algo); }
+// Calls that run_lines_schedule serves, every kLL call (every other one, run_schedule's general path).
+MPIX_HOST_DEVICE inline bool runs_direct_lines(const Args &a) { return a.proto == kLL; }
 
-// Runs channels first, first + step, ... of a call that runs_direct_lines, in that order, then
-// finishes it; inlined whole (Schedule::run_direct_lines says why). A device kernel calls it
-// with an executor of its own, which no outlined step ever receives.
-template <class X>
-MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_direct_lines(X &x, const Args &a, uint32_t first, uint32_t step) {
+// Runs channels first, first + step, ... of a call that runs_direct_lines (two-shot or not, as
+// TwoShot says), in that order, then finishes it; inlined whole (Schedule::run_direct_lines says
+// why). A device kernel calls it with an executor of its own, which no outlined step receives.
+template <bool TwoShot, class X>
+MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_lines_schedule(X &x, const Args &a, uint32_t first, uint32_t step) {
   const uint64_t base = x.cursor();
-  for (uint32_t c = first; c < channel_count(a); c += step) detail::Schedule<X>(x, a, c).run_direct_lines();
+  for (uint32_t c = first; c < channel_count(a); c += step)
+    detail::Schedule<X>(x, a, c).template run_direct_lines<TwoShot>();
   x.finish(base + a.rounds);
 }
 
@@ -895,8 +895,9 @@ MPIX_HOST_DEVICE void run_general_schedule(X &x, const Args &a, uint32_t first, 
 // Runs channels first, first + step, ... of the call, in that order, then finishes it.
 template <class X>
 MPIX_HOST_DEVICE void run_schedule(X &x, const Args &a, uint32_t first, uint32_t step) {
-  if (runs_direct_lines(a)) run_direct_lines(x, a, first, step);
-  else run_general_schedule(x, a, first, step);
+  if (!runs_direct_lines(a)) run_general_schedule(x, a, first, step);
+  else if (is_two_shot(a.kind, a.algo)) run_lines_schedule<true>(x, a, first, step);
+  else run_lines_schedule<false>(x, a, first, step);
 }
 
 

@@ -10,7 +10,9 @@
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define MPIX_HOST_DEVICE __host__ __device__
 #define MPIX_NOINLINE __noinline__
-#define MPIX_FORCEINLINE __forceinline__
+// The GNU attribute, which nvcc and hipcc both take: HIP defines __forceinline__ only in its
+// runtime headers, which not every includer of this file has read first.
+#define MPIX_FORCEINLINE __attribute__((always_inline)) inline
 #else
 #define MPIX_HOST_DEVICE
 #define MPIX_NOINLINE
