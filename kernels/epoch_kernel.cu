@@ -33,20 +33,26 @@ __device__ void put_lines(uint64_t area, uint64_t src_addr, uint64_t bytes, uint
 }
 
 // A wait that timed out: the mailbox gets the first report of the process, the log every one.
-template <typename Params>
-__device__ void report_timeout(const Params &p, const Item &it, uint64_t want, uint64_t seen) {
-  auto *box = reinterpret_cast<mpix::work::WatchdogMailbox *>(p.h.mailbox_addr);
+// Out of line, with its arguments by value: the message's arguments are packed in local memory,
+// which the kernel's own path never touches (README, How it works, "Local memory").
+__device__ __noinline__ void report_wait_timeout(uint64_t mailbox_addr, uint32_t window_id, int peer, uint32_t reason,
+                                                 uint64_t watchdog_ns, uint64_t want, uint64_t seen) {
+  auto *box = reinterpret_cast<mpix::work::WatchdogMailbox *>(mailbox_addr);
   if (atomicCAS(&box->fired, 0u, 1u) == 0u) {
-    box->window_id = p.h.window_id;
-    box->peer = it.peer;
-    box->reason = it.dtype;
+    box->window_id = window_id;
+    box->peer = peer;
+    box->reason = reason;
     box->expected = want;
     box->observed = seen;
     mpix_fence_sys();
-    printf("mpix-st watchdog: window %u waited %llu ms for %s #%llu from rank %d (flag at %llu)\n", p.h.window_id,
-           (unsigned long long)(p.h.watchdog_ns / 1000000ull), it.dtype == mpix::work::kWaitPost ? "post" : "complete",
-           (unsigned long long)want, it.peer, (unsigned long long)seen);
+    printf("mpix-st watchdog: window %u waited %llu ms for %s #%llu from rank %d (flag at %llu)\n", window_id,
+           (unsigned long long)(watchdog_ns / 1000000ull), reason == mpix::work::kWaitPost ? "post" : "complete",
+           (unsigned long long)want, peer, (unsigned long long)seen);
   }
+}
+template <typename Params>
+__device__ void report_timeout(const Params &p, const Item &it, uint64_t want, uint64_t seen) {
+  report_wait_timeout(p.h.mailbox_addr, p.h.window_id, it.peer, it.dtype, p.h.watchdog_ns, want, seen);
 }
 
 // Waits for items [first, first + count) with the block's threads; false when the watchdog fired.
