@@ -31,6 +31,10 @@
 #include <string>
 #include <vector>
 
+// The library's own device accesses and launch (no library code runs): the probe measures them.
+#include "device_atomics.h"
+#include "launch_overlap.h"
+
 namespace {
 
 constexpr int kMaxDevices = 8;
@@ -50,27 +54,14 @@ struct Args {
   int stack_arrays;            // --stack: arrays of 64 addresses in local memory each thread fills
 };
 
-__device__ inline uint64_t now_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-__device__ inline uint64_t load_acquire(const uint64_t *p) {
-  uint64_t v;
-  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ inline void store_volatile(uint64_t *p, uint64_t v) {
-  asm volatile("st.volatile.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ inline void store_line(uint64_t *p, uint64_t v) {
-  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(v), "l"(v) : "memory");
-}
+// A line carrying v in both words (the kLL lines carry a payload and its round's tag).
 __device__ inline bool line_is(const uint64_t *p, uint64_t v) {
   uint64_t a, b;
-  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
+  mpix_load_line(p, &a, &b);
   return a == v && b == v;
 }
+// A freed flag or the cursor, stored as the collective kernel stores them.
+__device__ inline void store_volatile(uint64_t *p, uint64_t v) { *reinterpret_cast<volatile uint64_t *>(p) = v; }
 
 // The peer addresses through `arrays` arrays of 64 entries in local memory (a thread stack, as
 // the library's schedules keep their per-peer address arrays), filled for n peers and read back.
@@ -85,37 +76,28 @@ __device__ __noinline__ uint64_t *through_stack(const Args &a, int which) {
   return p;
 }
 
-// Programmatic dependent launch (sm_90+): wait for the previous kernel of the stream, then let the
-// next one start. Without the launch attribute (or before sm_90) there is nothing to wait for.
-__device__ inline void overlap_wait_and_release() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;");
-#endif
-}
-
 // Call r (1-based) on this device, by the block's threads.
 __device__ void one_call(const Args &a, uint64_t r, bool stamp) {
   __shared__ uint64_t waited;
   uint64_t *mine = a.stack_arrays ? through_stack(a, a.me) : a.mem[a.me];
-  const uint64_t t0 = stamp ? now_ns() : 0;
+  const uint64_t t0 = stamp ? mpix_clock_ns() : 0;
   if (threadIdx.x == 0) waited = t0;
   __syncthreads();
   const int slot = static_cast<int>(r & 1);
   if (a.me != a.root) {
     if (threadIdx.x == 0) {
-      while (load_acquire(mine + kFreed + a.root) < r) {
+      while (mpix_load_acquire_sys(mine + kFreed + a.root) < r) {
       }
-      waited = stamp ? now_ns() : 0;
+      waited = stamp ? mpix_clock_ns() : 0;
       uint64_t *root = a.stack_arrays ? through_stack(a, a.root) : a.mem[a.root];
-      store_line(root + kLines + 2 * (slot * kMaxDevices + a.me), r);
+      mpix_store_line(root + kLines + 2 * (slot * kMaxDevices + a.me), r, r);
     }
   } else {
     const int q = threadIdx.x;
     if (q < a.n && q != a.me) {
       while (!line_is(mine + kLines + 2 * (slot * kMaxDevices + q), r)) {
       }
-      if (stamp) atomicMax(reinterpret_cast<unsigned long long *>(&waited), now_ns());
+      if (stamp) atomicMax(reinterpret_cast<unsigned long long *>(&waited), mpix_clock_ns());
     }
   }
   __syncthreads();
@@ -127,13 +109,14 @@ __device__ void one_call(const Args &a, uint64_t r, bool stamp) {
       uint64_t *s = a.stamps + 3 * (r - 1);
       s[0] = t0;
       s[1] = waited;
-      s[2] = now_ns();
+      s[2] = mpix_clock_ns();
     }
   }
 }
 
 __global__ void call_kernel(Args a) {
-  overlap_wait_and_release();
+  mpix_grid_dependency_wait();
+  mpix_grid_launch_dependents();
   const uint64_t r = *reinterpret_cast<volatile uint64_t *>(a.mem[a.me] + kCursor) + 1;
   one_call(a, r, true);
 }
@@ -145,15 +128,16 @@ __global__ void loop_kernel(Args a, int calls) {
   }
 }
 __global__ void empty_kernel(Args a) {
-  overlap_wait_and_release();
+  mpix_grid_dependency_wait();
+  mpix_grid_launch_dependents();
   if (threadIdx.x) return;
-  const uint64_t t0 = now_ns();
+  const uint64_t t0 = mpix_clock_ns();
   uint64_t *cursor = a.mem[a.me] + kCursor;
   const uint64_t r = *reinterpret_cast<volatile uint64_t *>(cursor) + 1;
   *reinterpret_cast<volatile uint64_t *>(cursor) = r;
   uint64_t *s = a.stamps + 3 * (r - 1);
   s[0] = s[1] = t0;
-  s[2] = now_ns();
+  s[2] = mpix_clock_ns();
 }
 
 void check(cudaError_t e, const char *what) {
@@ -204,22 +188,12 @@ void reset(Team &t, int calls) {
   t.barrier();
 }
 
+// One call's kernel: with programmatic dependent launch in graph-pdl and empty, as the library
+// launches with launch overlap on.
 void launch_call(Mode m, const Device &dev) {
-  if (m == kGraph) {
-    call_kernel<<<1, threads, 0, dev.stream>>>(dev.args);
-    return;
-  }
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(1);
-  cfg.blockDim = dim3(threads);
-  cfg.stream = dev.stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  if (m == kGraphPdl) check(cudaLaunchKernelEx(&cfg, call_kernel, dev.args), "pdl launch");
-  else check(cudaLaunchKernelEx(&cfg, empty_kernel, dev.args), "empty launch");
+  const bool overlap = m != kGraph;
+  const int e = mpix_launch_kernel(m == kEmpty ? empty_kernel : call_kernel, 1, threads, dev.stream, overlap, dev.args);
+  check(static_cast<cudaError_t>(e), "launch");
 }
 
 struct Result {
