@@ -328,8 +328,8 @@ class DeviceCollExecutor {
   };
   // Line u of round `round` from `peer`, starting from look k: its payload, or false once this
   // call failed (a wait of any thread of the block, or of another block, timed out).
-  __device__ MPIX_FORCEINLINE bool await_line(const char *lines, uint64_t u, uint64_t round, int peer, const Looks &looks, int k,
-                             uint64_t *payload) {
+  __device__ MPIX_FORCEINLINE bool await_line(const char *lines, uint64_t u, uint64_t round, int peer,
+                                              const Looks &looks, int k, uint64_t *payload) {
     const uint32_t tag = mpix::coll::line_tag(round);
     const uint64_t *p = line(lines, u);
     uint64_t w0, w1;
@@ -397,20 +397,20 @@ class DeviceCollExecutor {
 
 // A kernel per path, so that each gets its registers to itself (with two-shot's path inlined
 // beside the others, ptxas spilled 132 bytes where it had spilled 16). The kLL paths run inlined
-// whole, reading their arguments from the kernel parameter (Schedule::run_direct_lines says why).
+// whole, reading their arguments from the kernel parameter (Schedule::run_lines_call says why).
 // The general path's steps are outlined and take the arguments by address, which a kernel
 // parameter gives them only through a copy in every thread's local memory: they read a copy in
 // shared memory instead.
-enum CollPath { kGeneralPath, kLinesPath, kTwoShotLinesPath };
+using mpix::coll::Path;
 
-template <int Path>
+template <Path P>
 __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kernel(const Args a) {
   __shared__ int failed;
   __shared__ mpix::coll::PeerTable table[mpix::coll::kMaxRanks];
   __shared__ Args general;
   if (threadIdx.x == 0) {
     failed = 0;
-    if (Path == kGeneralPath) general = a;
+    if (P == Path::kGeneral) general = a;
   }
   // The peer table is fixed with the communicator's context: read before the previous kernel on
   // the stream has finished (launch_overlap.h); cursors, flags and buffers only after.
@@ -420,12 +420,12 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kern
   mpix_grid_launch_dependents();
   if (coll_tracer(a)) coll_stamps[0] = coll_stamps[1] = mpix_clock_ns();
   __syncthreads();
-  if constexpr (Path == kGeneralPath) {
+  if constexpr (P == Path::kGeneral) {
     DeviceCollExecutor x(general, &failed, table);
     mpix::coll::run_general_schedule(x, general, blockIdx.x, gridDim.x);
   } else {
     DeviceCollExecutor x(a, &failed, table);
-    mpix::coll::run_lines_schedule<Path == kTwoShotLinesPath>(x, a, blockIdx.x, gridDim.x);
+    mpix::coll::run_lines_schedule<P == Path::kTwoShotLines>(x, a, blockIdx.x, gridDim.x);
   }
   if (coll_tracer(a)) write_coll_trace(a.trace, a.comm_id, a.kind);
 }
@@ -438,9 +438,9 @@ bool mpix_kernels_support_overlap() {
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
   return false;
 #else
-  for (const void *kernel : {reinterpret_cast<const void *>(coll_kernel<kGeneralPath>),
-                             reinterpret_cast<const void *>(coll_kernel<kLinesPath>),
-                             reinterpret_cast<const void *>(coll_kernel<kTwoShotLinesPath>)}) {
+  for (const void *kernel : {reinterpret_cast<const void *>(coll_kernel<Path::kGeneral>),
+                             reinterpret_cast<const void *>(coll_kernel<Path::kLines>),
+                             reinterpret_cast<const void *>(coll_kernel<Path::kTwoShotLines>)}) {
     cudaFuncAttributes f{};
     if (cudaFuncGetAttributes(&f, kernel) != cudaSuccess) {
       (void)cudaGetLastError();
@@ -453,9 +453,11 @@ bool mpix_kernels_support_overlap() {
 }
 
 int mpix_launch_coll_kernel(const mpix::coll::Args &args, int blocks, int threads, void *stream, bool overlap) {
-  if (!mpix::coll::runs_direct_lines(args))
-    return mpix_launch_kernel(coll_kernel<kGeneralPath>, blocks, threads, stream, overlap, args);
-  if (mpix::coll::is_two_shot(args.kind, args.algo))
-    return mpix_launch_kernel(coll_kernel<kTwoShotLinesPath>, blocks, threads, stream, overlap, args);
-  return mpix_launch_kernel(coll_kernel<kLinesPath>, blocks, threads, stream, overlap, args);
+  switch (mpix::coll::path_of(args)) {
+    case Path::kLines: return mpix_launch_kernel(coll_kernel<Path::kLines>, blocks, threads, stream, overlap, args);
+    case Path::kTwoShotLines:
+      return mpix_launch_kernel(coll_kernel<Path::kTwoShotLines>, blocks, threads, stream, overlap, args);
+    case Path::kGeneral: break;
+  }
+  return mpix_launch_kernel(coll_kernel<Path::kGeneral>, blocks, threads, stream, overlap, args);
 }

@@ -22,7 +22,7 @@
 //   x.put_lines(lines, src, bytes, r)      src's bytes as lines tagged for round r
 // Per-piece arguments (lines, srcs, dsts, peers, outs) are anything indexable: arrays, or
 // Indexed functions of the piece (below), which the kLL paths pass so that no array of peer
-// addresses is built in a thread's local memory (see run_direct_lines).
+// addresses is built in a thread's local memory (see run_lines_call).
 //   x.put_lines_each(lines, srcs, k, bytes, r)  the same for pieces j < k (srcs[j] to lines[j]),
 //                             the pieces' stores overlapping where the executor can; a unit of
 //                             a source may be read by any thread (settle before overwriting it)
@@ -58,6 +58,11 @@ struct Indexed {
 template <class F>
 MPIX_HOST_DEVICE Indexed<F> indexed(F f) {
   return Indexed<F>{f};
+}
+// The same value for every piece.
+template <class T>
+MPIX_HOST_DEVICE auto same(T v) {
+  return indexed([v](int) { return v; });
 }
 
 // Chunks of the pipelined chains, bcast's and reduce's (seed 003's chunk model; 512 KiB by
@@ -233,14 +238,14 @@ class Schedule {
     advance();
   }
   // Every kLL call (one-shot and two-shot allreduce and reduce, direct bcast, allgather and
-  // alltoall; runs_direct_lines): the path of small calls, every step inlined, so that on a device
+  // alltoall; Path::kLines and kTwoShotLines): the path of small calls, every step inlined, so that on a device
   // the schedule, its executor and the call's arguments stay in registers. A schedule object that
   // an outlined step receives lives in a thread's local memory, and so does every array of peer
   // addresses a step builds: on 4 H100s a chain of replayed one-shot reduces took 1.25 us a call
   // with neither and 2.2-6.3 us with one to eight such arrays read on the way
   // (examples/bench/call_chain_cuda.cu).
   template <bool TwoShot>
-  MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_direct_lines() {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_lines_call() {
     if (TwoShot) run_two_shot_lines();
     else run_lines();
     advance();
@@ -438,7 +443,7 @@ class Schedule {
   // into slot n + me of each rank that receives (all, or the root), which store them as they land.
   // Two line hops, no fence and no flag, where kSimple takes two fenced flag round trips. In
   // place, the thread of a unit reads it for the push before it stores that unit's result.
-  // Inlined like the other kLL calls (run_direct_lines).
+  // Inlined like the other kLL calls (run_lines_call).
   MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_two_shot_lines() {
     for (uint64_t i = 0; i < a_.rounds && x_.ok(); ++i) {
       const Round rd = round(i);
@@ -479,11 +484,8 @@ class Schedule {
                  }),
                  indexed(full_part), full - (me_ < full ? 1 : 0), p.part * esize_, r);
     if (full < n_ && full != me_ && p.count(full) > 0) {
-      const int q = full;
-      char *dst = out + p.first(q) * esize_;
-      const char *from = line_slot(me_, r, n_ + q);
-      x_.get_lines(indexed([dst](int) { return dst; }), indexed([from](int) { return from; }),
-                   indexed([q](int) { return q; }), 1, p.count(q) * esize_, r);
+      const char *from = line_slot(me_, r, n_ + full);
+      x_.get_lines(same(out + p.first(full) * esize_), same(from), same(full), 1, p.count(full) * esize_, r);
     }
   }
 
@@ -769,7 +771,7 @@ class Schedule {
   // its round as lines into slot `me` of the receiver's line area, and the receiver reads (or
   // reduces) each line as it lands. A round ends with a block barrier and the freed signals: no
   // fence, because every line read was used (its tag checked) before the barrier. Pieces go to
-  // the executor as Indexed functions of the piece, never as arrays (run_direct_lines says why).
+  // the executor as Indexed functions of the piece, never as arrays (run_lines_call says why).
   MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_lines() {
     for (uint64_t i = 0; i < a_.rounds && x_.ok(); ++i) {
       const Round rd = round(i);
@@ -781,8 +783,9 @@ class Schedule {
     }
   }
   MPIX_HOST_DEVICE char *line_slot(int rank, uint64_t r, int src) const { return lines(rank, r) + src * line_slot_; }
-  // Every rank but me, in rank order: the j-th (j < n - 1).
+  // Every rank but me, in rank order: the j-th (j < n - 1), and all of them as pieces.
   MPIX_HOST_DEVICE int other(int j) const { return j < me_ ? j : j + 1; }
+  MPIX_HOST_DEVICE auto others() const { return indexed([this](int j) { return other(j); }); }
   // In place, each unit of the input is read (for every push) by the thread that later stores the
   // unit of the result: put_lines and reduce_lines share their units' threads.
   MPIX_HOST_DEVICE MPIX_FORCEINLINE void reduce_lines(const Round &rd, bool all) {
@@ -792,11 +795,10 @@ class Schedule {
     // on 4 H100s the rotated order took 0.1-0.3 us more per allreduce of 8 B-32 KiB.
     if (all) {
       wait_freed_all(all_peers(), rd.r);
-      put_lines_to(n_ - 1, [this](int j) { return other(j); }, rd, src, bytes);
+      put_lines_to(n_ - 1, others(), same(src), rd.r, bytes);
     } else if (me_ != a_.root) {
       wait_freed(a_.root, rd.r);
-      const int root = a_.root;
-      put_lines_to(1, [root](int) { return root; }, rd, src, bytes);
+      put_lines_to(1, same(a_.root), same(src), rd.r, bytes);
       return;
     }
     x_.settle();  // in place, another thread may have read a unit for a push that this one overwrites
@@ -810,33 +812,28 @@ class Schedule {
     if (me_ != a_.root) {
       char *dst = recv() + off;
       const char *from = line_slot(me_, rd.r, a_.root);
-      const int root = a_.root;
-      return x_.get_lines(indexed([dst](int) { return dst; }), indexed([from](int) { return from; }),
-                          indexed([root](int) { return root; }), 1, bytes, rd.r);
+      return x_.get_lines(same(dst), same(from), same(a_.root), 1, bytes, rd.r);
     }
     wait_freed_all(all_peers(), rd.r);
-    put_lines_to(n_ - 1, [this](int j) { return other(j); }, rd, send() + off, bytes);
+    put_lines_to(n_ - 1, others(), same(send() + off), rd.r, bytes);
   }
-  // The same source as lines into slot `me` of ranks peer_of(j), j < count.
-  template <class PeerOf>
-  MPIX_HOST_DEVICE MPIX_FORCEINLINE void put_lines_to(int count, PeerOf peer_of, const Round &rd, const char *src,
+  // srcs[j]'s `bytes` as lines into slot `me` of rank peers[j], j < count.
+  template <class Peers, class Srcs>
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void put_lines_to(int count, const Peers &peers, const Srcs &srcs, uint64_t r,
                                                       uint64_t bytes) {
-    const uint64_t r = rd.r;
     if (count)
-      x_.put_lines_each(indexed([this, peer_of, r](int j) { return line_slot(peer_of(j), r, me_); }),
-                        indexed([src](int) { return src; }), count, bytes, r);
+      x_.put_lines_each(indexed([this, &peers, r](int j) { return line_slot(peers[j], r, me_); }), srcs, count, bytes, r);
   }
   MPIX_HOST_DEVICE MPIX_FORCEINLINE void gather_lines(const Round &rd, bool personal) {
     const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_;
     const uint64_t r = rd.r;
-    for_each_block(rd, personal, [&](const auto &qs, const auto &srcs, int k, uint64_t n) {
-      if (k) x_.put_lines_each(indexed([this, &qs, r](int j) { return line_slot(qs[j], r, me_); }), srcs, k, n, r);
-    });
+    for_each_block(rd, personal,
+                   [&](const auto &qs, const auto &srcs, int k, uint64_t n) { put_lines_to(k, qs, srcs, r, n); });
     x_.settle();  // in place (alltoall): every block is pushed before received blocks overwrite it
     char *base = recv() + off;
     x_.get_lines(indexed([this, base, block](int j) { return base + other(j) * block; }),
                  indexed([this, r](int j) { return static_cast<const char *>(line_slot(me_, r, other(j))); }),
-                 indexed([this](int j) { return other(j); }), n_ - 1, bytes, r);
+                 others(), n_ - 1, bytes, r);
   }
 
   // Local steps (coll_args.h): one round over this rank's memory only; no flags.
@@ -870,17 +867,22 @@ class Schedule {
 
 }  // namespace detail
 
-// Calls that run_lines_schedule serves, every kLL call (every other one, run_schedule's general path).
-MPIX_HOST_DEVICE inline bool runs_direct_lines(const Args &a) { return a.proto == kLL; }
+// A call's path: every kLL call runs inlined whole (run_lines_schedule), two-shot apart from the
+// others; every other call, the general schedule. A device backend runs each path as a kernel
+// of its own (coll_kernel.cu), the host backend through run_schedule.
+enum class Path { kGeneral, kLines, kTwoShotLines };
+MPIX_HOST_DEVICE inline Path path_of(const Args &a) {
+  if (a.proto != kLL) return Path::kGeneral;
+  return is_two_shot(a.kind, a.algo) ? Path::kTwoShotLines : Path::kLines;
+}
 
-// Runs channels first, first + step, ... of a call that runs_direct_lines (two-shot or not, as
-// TwoShot says), in that order, then finishes it; inlined whole (Schedule::run_direct_lines says
+// Runs channels first, first + step, ... of a kLL call (two-shot or not, as TwoShot says), in that order, then finishes it; inlined whole (Schedule::run_lines_call says
 // why). A device kernel calls it with an executor of its own, which no outlined step receives.
 template <bool TwoShot, class X>
 MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_lines_schedule(X &x, const Args &a, uint32_t first, uint32_t step) {
   const uint64_t base = x.cursor();
   for (uint32_t c = first; c < channel_count(a); c += step)
-    detail::Schedule<X>(x, a, c).template run_direct_lines<TwoShot>();
+    detail::Schedule<X>(x, a, c).template run_lines_call<TwoShot>();
   x.finish(base + a.rounds);
 }
 
@@ -895,9 +897,11 @@ MPIX_HOST_DEVICE void run_general_schedule(X &x, const Args &a, uint32_t first, 
 // Runs channels first, first + step, ... of the call, in that order, then finishes it.
 template <class X>
 MPIX_HOST_DEVICE void run_schedule(X &x, const Args &a, uint32_t first, uint32_t step) {
-  if (!runs_direct_lines(a)) run_general_schedule(x, a, first, step);
-  else if (is_two_shot(a.kind, a.algo)) run_lines_schedule<true>(x, a, first, step);
-  else run_lines_schedule<false>(x, a, first, step);
+  switch (path_of(a)) {
+    case Path::kGeneral: return run_general_schedule(x, a, first, step);
+    case Path::kLines: return run_lines_schedule<false>(x, a, first, step);
+    case Path::kTwoShotLines: return run_lines_schedule<true>(x, a, first, step);
+  }
 }
 
 
