@@ -7,6 +7,7 @@
 //                             overlapping where the executor can
 //   x.copy(dst, src, bytes)   shared by the threads that run the channel (a device block)
 //   x.reduce(dsts, nd, srcs, ns, n)  dsts[k][i] = op over srcs[0..ns)[i], in that order, for i < n
+//                             (dsts and srcs indexable, as the per-piece arguments below)
 //   x.barrier()               the channel's copies and reductions before it are done and visible
 //                             at system scope
 //   x.signal(flag, v)         *flag = v (release, system scope), stored once
@@ -43,7 +44,7 @@
 
 namespace mpix::coll {
 
-// Node-local communicators the schedules handle (pointer arrays live on the executor's stack).
+// Node-local communicators the schedules handle (peer masks are 64-bit words).
 constexpr int kMaxRanks = 64;
 
 // Scratch slots are whole multiples of this, so vector copies stay aligned.
@@ -63,6 +64,11 @@ MPIX_HOST_DEVICE Indexed<F> indexed(F f) {
 template <class T>
 MPIX_HOST_DEVICE auto same(T v) {
   return indexed([v](int) { return v; });
+}
+// Two pieces: first, then second.
+template <class T>
+MPIX_HOST_DEVICE auto pair_of(T first, T second) {
+  return indexed([first, second](int k) { return k == 0 ? first : second; });
 }
 
 // Chunks of the pipelined chains, bcast's and reduce's (seed 003's chunk model; 512 KiB by
@@ -211,6 +217,32 @@ MPIX_HOST_DEVICE inline uint64_t line_round_capacity(uint8_t kind, uint8_t algo,
   return is_two_shot(kind, algo) ? per_slot * n : per_slot;
 }
 
+// A call's path: the steps its schedule can take. A device backend runs each path as a kernel of
+// its own (coll_paths.h), every step inlined, so that the schedule, its executor and the call's
+// arguments stay in registers (Schedule::run_lines_call says why); one kernel holding every
+// reduction's steps took ptxas more than ten minutes to compile. The host backend runs the same
+// schedules through run_schedule.
+enum class Path {
+  kMoves,          // kSimple calls that reduce nothing: bcast, allgather, alltoall, local copies
+  kLines,          // kLL: one-shot allreduce and reduce, direct bcast, allgather, alltoall
+  kTwoShotLines,   // kLL two-shot allreduce and reduce
+  kTwoShot,        // kSimple two-shot allreduce and reduce
+  kRing,           // kSimple ring allreduce
+  kChainReduce,    // kSimple pipelined chain reduce
+  kOneShot,        // kSimple one-shot allreduce and direct reduce
+  kReduce,         // other kSimple reductions: GSB, BTB, local reductions
+};
+MPIX_HOST_DEVICE inline Path path_of(const Args &a) {
+  if (a.proto == kLL) return is_two_shot(a.kind, a.algo) ? Path::kTwoShotLines : Path::kLines;
+  if (a.kind == kLocalReduce) return Path::kReduce;
+  if (a.kind != kAllreduce && a.kind != kReduce) return Path::kMoves;
+  if (a.algo == kTwoShot) return Path::kTwoShot;
+  if (a.kind == kAllreduce && a.algo == kRing && a.size > 1) return Path::kRing;
+  if (is_chain(a.kind, a.algo)) return Path::kChainReduce;
+  if (a.kind == kAllreduce && (a.algo == kGsb || a.algo == kBtb)) return Path::kReduce;
+  return Path::kOneShot;
+}
+
 namespace detail {
 
 struct Round {
@@ -231,14 +263,15 @@ class Schedule {
         line_slot_(a.proto == kLL ? line_slot_bytes(a.kind, a.algo, a.size, a.line_region_bytes) : 0),
         base_(x.load(flags(a.rank) + FlagLayout::channel_cursor(a.size))) {}
 
-  // The channel's rounds, then its count advanced (after the last round's barrier: every thread
-  // read the old count long before).
-  MPIX_HOST_DEVICE void run() {
-    run_rounds();
+  // The channel's rounds of a kSimple call of path P, then its count advanced (after the last
+  // round's barrier: every thread read the old count long before).
+  template <Path P>
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void run() {
+    run_rounds<P>();
     advance();
   }
   // Every kLL call (one-shot and two-shot allreduce and reduce, direct bcast, allgather and
-  // alltoall; Path::kLines and kTwoShotLines): the path of small calls, every step inlined, so that on a device
+  // alltoall; Path::kLines and kTwoShotLines). Like run(), every step inlined, so that on a device
   // the schedule, its executor and the call's arguments stay in registers. A schedule object that
   // an outlined step receives lives in a thread's local memory, and so does every array of peer
   // addresses a step builds: on 4 H100s a chain of replayed one-shot reduces took 1.25 us a call
@@ -255,44 +288,50 @@ class Schedule {
   MPIX_HOST_DEVICE MPIX_FORCEINLINE void advance() {
     x_.set(flags(me_) + FlagLayout::channel_cursor(n_), base_ + a_.rounds);
   }
-  MPIX_HOST_DEVICE void run_rounds() {
-    if ((a_.kind == kAllgather && a_.algo != kRing) || a_.kind == kAlltoall)
-      return gather_pipelined(a_.kind == kAlltoall);
+  template <Path P>
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_rounds() {
+    if constexpr (P == Path::kMoves)
+      if ((a_.kind == kAllgather && a_.algo != kRing) || a_.kind == kAlltoall) return gather_pipelined(a_.kind == kAlltoall);
     for (uint64_t i = 0; i < a_.rounds && x_.ok(); ++i) {
       const Round rd = round(i);
-      switch (a_.kind) {
-        case kAllreduce:
-          if (a_.algo == kTwoShot) two_shot(rd, true);
-          else if (a_.algo == kRing && n_ > 1) allreduce_ring(rd);
-          else if (a_.algo == kGsb) allreduce_gsb(rd);
-          else if (a_.algo == kBtb) allreduce_btb(rd);
-          else reduce_one_shot(rd, true);
-          break;
-        case kReduce:
-          if (a_.algo == kTwoShot) two_shot(rd, false);
-          else if (a_.algo == kChain) reduce_chain(rd);
-          else reduce_one_shot(rd, false);
-          break;
-        case kBcast:
-          if (a_.algo == kChain) bcast_chain(rd);
-          else if (a_.algo == kBinomial) bcast_binomial(rd);
-          else bcast(rd);
-          break;
-        case kAllgather: allgather_ring(rd); break;
-        case kLocalReduce: local_reduce(rd); break;
-        default: local_copy(rd); break;
-      }
+      step<P>(rd);
       // A direct bcast's root read no scratch since its round's barrier: its freed signals need
       // no second one.
       if (a_.kind == kBcast && a_.algo != kChain && a_.algo != kBinomial && me_ == a_.root) signal_freed(rd.r);
       else end_round(rd.r);
     }
   }
+  // Round rd's steps on path P (path_of chose P by the call's kind and algorithm).
+  template <Path P>
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void step(const Round &rd) {
+    const bool all = a_.kind == kAllreduce;
+    if constexpr (P == Path::kTwoShot) {
+      two_shot(rd, all);
+    } else if constexpr (P == Path::kRing) {
+      allreduce_ring(rd);
+    } else if constexpr (P == Path::kChainReduce) {
+      reduce_chain(rd);
+    } else if constexpr (P == Path::kOneShot) {
+      reduce_one_shot(rd, all);
+    } else if constexpr (P == Path::kReduce) {
+      if (a_.kind == kLocalReduce) local_reduce(rd);
+      else if (a_.algo == kGsb) allreduce_gsb(rd);
+      else allreduce_btb(rd);
+    } else if (a_.kind == kBcast) {
+      if (a_.algo == kChain) bcast_chain(rd);
+      else if (a_.algo == kBinomial) bcast_binomial(rd);
+      else bcast(rd);
+    } else if (a_.kind == kAllgather) {
+      allgather_ring(rd);
+    } else {
+      local_copy(rd);
+    }
+  }
 
   // This channel's slice of round i (0-based): a round moves up to channels x round_elems
   // elements, split evenly in channel order into 64-byte multiples; channels left without
   // elements (a short last round) still run its waits and signals so their flags stay in step.
-  MPIX_HOST_DEVICE Round round(uint64_t i) const {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE Round round(uint64_t i) const {
     const uint64_t channels = channel_count(a_), cap = a_.round_elems, start = i * channels * cap;
     const uint64_t total = a_.count - start < channels * cap ? a_.count - start : channels * cap;
     const uint64_t align = kSlotAlign / esize_;
@@ -302,52 +341,58 @@ class Schedule {
     const uint64_t skip = channel_ * share < total ? channel_ * share : total;
     return Round{base_ + i + 1, start + skip, total - skip < share ? total - skip : share};
   }
-  MPIX_HOST_DEVICE char *scratch(int rank, uint64_t r) const {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE char *scratch(int rank, uint64_t r) const {
     return reinterpret_cast<char *>(t_[rank].scratch) + (r & 1) * a_.half_bytes + channel_ * channel_half_;
   }
-  MPIX_HOST_DEVICE uint64_t *flags(int rank) const {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE uint64_t *flags(int rank) const {
     return reinterpret_cast<uint64_t *>(t_[rank].flags) + channel_ * FlagLayout::words(n_);
   }
-  MPIX_HOST_DEVICE uint64_t slot_bytes() const { return slot_; }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE uint64_t slot_bytes() const { return slot_; }
   // kLL: this channel's line area in `rank`'s scratch for round r, after both halves.
-  MPIX_HOST_DEVICE char *lines(int rank, uint64_t r) const {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE char *lines(int rank, uint64_t r) const {
     return reinterpret_cast<char *>(t_[rank].scratch) + 2 * a_.half_bytes + (2 * channel_ + (r & 1)) * a_.line_region_bytes;
   }
-  MPIX_HOST_DEVICE const char *send() const { return reinterpret_cast<const char *>(a_.sendbuf); }
-  MPIX_HOST_DEVICE char *recv() const { return reinterpret_cast<char *>(a_.recvbuf); }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE const char *send() const { return reinterpret_cast<const char *>(a_.sendbuf); }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE char *recv() const { return reinterpret_cast<char *>(a_.recvbuf); }
 
-  MPIX_HOST_DEVICE int mod(int v) const { return ((v % n_) + n_) % n_; }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE int mod(int v) const { return ((v % n_) + n_) % n_; }
   // The k-th peer (k = 1 .. n - 1) a rank pushes to when it pushes to all: me + k. Every rank
   // starting at rank 0 made each step an incast (n - 1 writers into one GPU while the others'
   // links idled); rotated, each step is a permutation, one writer per receiver.
-  MPIX_HOST_DEVICE int push_peer(int k) const { return mod(me_ + k); }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE int push_peer(int k) const { return mod(me_ + k); }
   // Rank of virtual rank v in a tree or chain rooted at the root.
-  MPIX_HOST_DEVICE int real(int v) const { return mod(v + a_.root); }
-  MPIX_HOST_DEVICE int virt() const { return mod(me_ - a_.root); }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE int real(int v) const { return mod(v + a_.root); }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE int virt() const { return mod(me_ - a_.root); }
   // Binomial tree over virtual ranks: v's parent is v less its lowest set bit; its children are
   // v + m for the powers of two m below that bit (below n for the root).
-  MPIX_HOST_DEVICE static int lowest_bit(int v) { return v & -v; }
-  MPIX_HOST_DEVICE int tree_parent() const { return real(virt() - lowest_bit(virt())); }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE static int lowest_bit(int v) { return v & -v; }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE int tree_parent() const { return real(virt() - lowest_bit(virt())); }
   // Calls fn(child rank) for v's children, nearest first.
   template <class F>
-  MPIX_HOST_DEVICE void tree_children(F &&fn) const {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void tree_children(F &&fn) const {
     const int v = virt(), limit = v ? lowest_bit(v) : n_;
     for (int m = 1; m < limit && v + m < n_; m <<= 1) fn(real(v + m));
   }
+  // The j-th child tree_children names (j = 0: the nearest).
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE int tree_child(int j) const { return real(virt() + (1 << j)); }
 
   // May this rank write round r into `peer`'s scratch?
-  MPIX_HOST_DEVICE void wait_freed(int peer, uint64_t r) { x_.wait(flags(me_) + FlagLayout::freed(peer, n_), r, peer); }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void wait_freed(int peer, uint64_t r) { x_.wait(flags(me_) + FlagLayout::freed(peer, n_), r, peer); }
   // The same for every peer in the mask at once (bit q: rank q); a push then never waits mid-way.
-  MPIX_HOST_DEVICE void wait_freed_all(uint64_t peers, uint64_t r) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void wait_freed_all(uint64_t peers, uint64_t r) {
     x_.wait_all(flags(me_) + FlagLayout::freed(0, n_), peers, r);
   }
-  MPIX_HOST_DEVICE uint64_t all_peers() const {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE uint64_t all_peers() const {
     return (n_ >= 64 ? ~uint64_t(0) : (uint64_t(1) << n_) - 1) & ~(uint64_t(1) << me_);
   }
-  MPIX_HOST_DEVICE void wait_arrived(int step, int peer, uint64_t r) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void wait_arrived(int step, int peer, uint64_t r) {
     x_.wait(flags(me_) + FlagLayout::arrive(step, peer, n_), r, peer);
   }
-  MPIX_HOST_DEVICE void tell_arrived(int step, int peer, uint64_t r) {
+  // The same for every peer in the mask at once (arrive flags of one step are consecutive by source).
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void wait_arrived_all(int step, uint64_t peers, uint64_t r) {
+    x_.wait_all(flags(me_) + FlagLayout::arrive(step, 0, n_), peers, r);
+  }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void tell_arrived(int step, int peer, uint64_t r) {
     x_.signal(flags(peer) + FlagLayout::arrive(step, me_, n_), r);
   }
   // After its last read of its own scratch half: every peer may write round r + 2 into it. Every
@@ -356,18 +401,18 @@ class Schedule {
   // barrier, so, as in the kLL rounds, the freed signals need no fence (a system fence here cost
   // every call of the `simple` protocol one on its last round's path). Local steps keep the fence:
   // what reads their results next is not a peer waiting on a flag.
-  MPIX_HOST_DEVICE void end_round(uint64_t r) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void end_round(uint64_t r) {
     if (a_.kind == kLocalReduce || a_.kind == kLocalCopy) x_.barrier();
     else x_.settle();
     signal_freed(r);
   }
-  MPIX_HOST_DEVICE void signal_freed(uint64_t r) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void signal_freed(uint64_t r) {
     x_.signal_each(all_peers(), r + 2, [&](int q) { return flags(q) + FlagLayout::freed(me_, n_); });
   }
 
   // Allreduce (every rank receives) or reduce (the root does): each pusher stores its round into
   // the receiver's slot `me`, the receiver reduces all slots with its own input in rank order.
-  MPIX_HOST_DEVICE void reduce_one_shot(const Round &rd, bool all) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void reduce_one_shot(const Round &rd, bool all) {
     const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_, slot = slot_bytes();
     for (int k = 1; k < n_; ++k) {
       const int q = push_peer(k);
@@ -379,29 +424,32 @@ class Schedule {
     for (int q = 0; q < n_; ++q)
       if (q != me_ && (all || q == a_.root)) tell_arrived(0, q, rd.r);
     if (!all && me_ != a_.root) return;
-    const void *srcs[kMaxRanks];
-    for (int q = 0; q < n_; ++q) {
-      if (q != me_) wait_arrived(0, q, rd.r);
-      srcs[q] = q == me_ ? static_cast<const void *>(send() + off) : scratch(me_, rd.r) + q * slot;
-    }
-    void *dst = recv() + off;
-    x_.reduce(&dst, 1, srcs, n_, rd.elems);
+    wait_arrived_all(0, all_peers(), rd.r);
+    x_.reduce(same(static_cast<void *>(recv() + off)), 1, slots_and_own(rd.r, send() + off), n_, rd.elems);
+  }
+  // Sources of a reduction in rank order: slot q of my scratch for each peer q, `own` for me.
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE auto slots_and_own(uint64_t r, const char *own) const {
+    const char *slots = scratch(me_, r);
+    const uint64_t slot = slot_bytes();
+    return indexed([this, slots, slot, own](int q) {
+      return static_cast<const void *>(q == me_ ? own : slots + q * slot);
+    });
   }
 
   // Two-shot's cut of a round: part j (of `part` elements, the last ones fewer or none) is
   // reduced by rank j.
   struct Parts {
     uint64_t part, elems;
-    MPIX_HOST_DEVICE uint64_t first(int j) const { return j * part < elems ? j * part : elems; }
-    MPIX_HOST_DEVICE uint64_t count(int j) const { return first(j + 1) - first(j); }
+    MPIX_HOST_DEVICE MPIX_FORCEINLINE uint64_t first(int j) const { return j * part < elems ? j * part : elems; }
+    MPIX_HOST_DEVICE MPIX_FORCEINLINE uint64_t count(int j) const { return first(j + 1) - first(j); }
   };
-  MPIX_HOST_DEVICE Parts parts(const Round &rd) const { return Parts{(rd.elems + n_ - 1) / n_, rd.elems}; }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE Parts parts(const Round &rd) const { return Parts{(rd.elems + n_ - 1) / n_, rd.elems}; }
 
   // Allreduce (or reduce) in two pushes: part j of the round goes to rank j (reduce-scatter into
   // scratch half A), rank j reduces it and pushes the result into half B slot j of every rank
   // (allgather), or of the root only (gather), and those ranks copy the parts out. A reduce's root
   // takes in (n - 1)/n of the vector twice instead of n - 1 whole vectors.
-  MPIX_HOST_DEVICE void two_shot(const Round &rd, bool all) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void two_shot(const Round &rd, bool all) {
     const uint64_t slot = slot_bytes();
     const Parts p = parts(rd);
     auto gets_result = [&](int q) { return all || q == a_.root; };
@@ -414,19 +462,17 @@ class Schedule {
     x_.barrier();
     for (int q = 0; q < n_; ++q)
       if (q != me_) tell_arrived(0, q, rd.r);
-    const void *srcs[kMaxRanks];
-    void *dsts[kMaxRanks];
-    int nd = 0;
     const uint64_t mine = off + p.first(me_) * esize_;
-    for (int q = 0; q < n_; ++q) {
-      if (q != me_) wait_arrived(0, q, rd.r);
-      srcs[q] = q == me_ ? static_cast<const void *>(send() + mine) : scratch(me_, rd.r) + q * slot;
-      // Half B of each receiving peer's scratch (after the n slots of half A), slot me; and my own
-      // result where I receive.
-      if (!gets_result(q)) continue;
-      dsts[nd++] = q == me_ ? static_cast<void *>(recv() + mine) : scratch(q, rd.r) + (n_ + me_) * slot;
-    }
-    x_.reduce(dsts, nd, srcs, n_, p.count(me_));
+    wait_arrived_all(0, all_peers(), rd.r);
+    // Half B of each receiving peer's scratch (after the n slots of half A), slot me; and my own
+    // result where I receive: every rank in rank order (all), or the root alone.
+    const int root = a_.root;
+    const uint64_t r = rd.r;
+    const auto dsts = indexed([this, all, root, mine, slot, r](int j) {
+      const int q = all ? j : root;
+      return static_cast<void *>(q == me_ ? recv() + mine : scratch(q, r) + (n_ + me_) * slot);
+    });
+    x_.reduce(dsts, all ? n_ : 1, slots_and_own(r, send() + mine), n_, p.count(me_));
     x_.barrier();
     for (int q = 0; q < n_; ++q)
       if (q != me_ && gets_result(q)) tell_arrived(1, q, rd.r);
@@ -493,22 +539,19 @@ class Schedule {
   // into n - 2's scratch; each rank reduces what arrived with its own input into the next rank's
   // scratch, the root into its receive buffer. Every link carries the vector once (two-shot's root
   // takes in 2 (n - 1)/n of it); while rank v - 1 reduces chunk r, rank v reduces chunk r + 1.
-  MPIX_HOST_DEVICE void reduce_chain(const Round &rd) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void reduce_chain(const Round &rd) {
     const uint64_t off = rd.first * esize_;
     const int v = virt();
-    const void *srcs[2];
-    int ns = 0;
-    if (v + 1 < n_) {
-      wait_arrived(0, real(v + 1), rd.r);
-      srcs[ns++] = scratch(me_, rd.r);
-    }
-    srcs[ns++] = send() + off;
+    const bool has_next = v + 1 < n_;  // what the next rank reduced lies in my scratch
+    if (has_next) wait_arrived(0, real(v + 1), rd.r);
+    const void *own = send() + off;
+    const auto srcs = pair_of(has_next ? static_cast<const void *>(scratch(me_, rd.r)) : own, own);
     void *dst = recv() + off;
     if (v > 0) {
       wait_freed(real(v - 1), rd.r);
       dst = scratch(real(v - 1), rd.r);
     }
-    x_.reduce(&dst, 1, srcs, ns, rd.elems);
+    x_.reduce(same(dst), 1, srcs, has_next ? 2 : 1, rd.elems);
     if (v == 0) return;
     x_.barrier();
     tell_arrived(0, real(v - 1), rd.r);
@@ -519,7 +562,7 @@ class Schedule {
   // own). In step n - 1 the part me + 1 is complete: kept and pushed; then n - 2 steps forward
   // complete parts around the ring. Every part is reduced once, by one rank, so every rank gets
   // the same bits.
-  MPIX_HOST_DEVICE void allreduce_ring(const Round &rd) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void allreduce_ring(const Round &rd) {
     const uint64_t slot = slot_bytes();
     const uint64_t part = (rd.elems + n_ - 1) / n_;
     auto first = [&](int j) { return uint64_t(j) * part < rd.elems ? uint64_t(j) * part : rd.elems; };
@@ -536,9 +579,9 @@ class Schedule {
         x_.copy(to_right, my_part(p), elems(p) * esize_);
       } else {
         wait_arrived(s - 1, left, rd.r);
-        const void *srcs[2] = {scratch(me_, rd.r) + (s - 1) * slot, my_part(p)};
-        void *dsts[2] = {to_right, out_part(p)};
-        x_.reduce(dsts, s == n_ - 1 ? 2 : 1, srcs, 2, elems(p));
+        const void *partial = scratch(me_, rd.r) + (s - 1) * slot, *own = my_part(p);
+        x_.reduce(pair_of(to_right, static_cast<void *>(out_part(p))), s == n_ - 1 ? 2 : 1, pair_of(partial, own), 2,
+                  elems(p));
       }
       x_.barrier();
       tell_arrived(s, right, rd.r);
@@ -557,7 +600,7 @@ class Schedule {
 
   // GSB: every rank pushes into the root's slot `me`; the root reduces once and pushes the result
   // into every peer's result slot (slot n); peers copy it out. Root: communicator rank 0.
-  MPIX_HOST_DEVICE void allreduce_gsb(const Round &rd) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void allreduce_gsb(const Round &rd) {
     const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_, slot = slot_bytes();
     const int root = 0;
     if (me_ != root) {
@@ -569,19 +612,15 @@ class Schedule {
       x_.copy(recv() + off, scratch(me_, rd.r) + n_ * slot, bytes);
       return;
     }
-    const void *srcs[kMaxRanks];
-    void *dsts[kMaxRanks];
-    int nd = 0;
-    dsts[nd++] = recv() + off;
-    for (int q = 0; q < n_; ++q) {
-      if (q != me_) {
-        wait_arrived(0, q, rd.r);
-        wait_freed(q, rd.r);
-        dsts[nd++] = scratch(q, rd.r) + n_ * slot;
-      }
-      srcs[q] = q == me_ ? static_cast<const void *>(send() + off) : scratch(me_, rd.r) + q * slot;
-    }
-    x_.reduce(dsts, nd, srcs, n_, rd.elems);
+    wait_arrived_all(0, all_peers(), rd.r);
+    wait_freed_all(all_peers(), rd.r);
+    // The result: mine, then every peer's result slot.
+    char *out = recv() + off;
+    const uint64_t r = rd.r;
+    const auto dsts = indexed([this, out, slot, r](int j) {
+      return static_cast<void *>(j == 0 ? out : scratch(other(j - 1), r) + n_ * slot);
+    });
+    x_.reduce(dsts, n_, slots_and_own(r, send() + off), n_, rd.elems);
     x_.barrier();
     for (int q = 0; q < n_; ++q)
       if (q != me_) tell_arrived(1, q, rd.r);
@@ -590,29 +629,31 @@ class Schedule {
   // BTB: a binomial tree rooted at rank 0. Each rank reduces its input with its children's
   // partials (slot = the child's rank) into its parent's slot `me`; the root's result goes back
   // down the tree through the result slots (slot n).
-  MPIX_HOST_DEVICE void allreduce_btb(const Round &rd) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void allreduce_btb(const Round &rd) {
     const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_, slot = slot_bytes();
     const bool root = me_ == a_.root;
-    const void *srcs[kMaxRanks];
-    int ns = 0;
-    srcs[ns++] = send() + off;
+    const uint64_t r = rd.r;
+    int children = 0;
     tree_children([&](int c) {
-      wait_arrived(0, c, rd.r);
-      srcs[ns++] = scratch(me_, rd.r) + c * slot;
+      wait_arrived(0, c, r);
+      ++children;
     });
-    void *dsts[kMaxRanks];
-    int nd = 0;
+    // Sources: my input, then my children's partials (slot = the child's rank), nearest first.
+    const char *own = send() + off, *slots = scratch(me_, r);
+    const auto srcs = indexed([this, own, slots, slot](int j) {
+      return static_cast<const void *>(j == 0 ? own : slots + tree_child(j - 1) * slot);
+    });
     if (root) {
-      dsts[nd++] = recv() + off;
-      tree_children([&](int c) {
-        wait_freed(c, rd.r);
-        dsts[nd++] = scratch(c, rd.r) + n_ * slot;
+      tree_children([&](int c) { wait_freed(c, r); });
+      char *out = recv() + off;
+      const auto dsts = indexed([this, out, slot, r](int j) {
+        return static_cast<void *>(j == 0 ? out : scratch(tree_child(j - 1), r) + n_ * slot);
       });
+      x_.reduce(dsts, 1 + children, srcs, 1 + children, rd.elems);
     } else {
-      wait_freed(tree_parent(), rd.r);
-      dsts[nd++] = scratch(tree_parent(), rd.r) + me_ * slot;
+      wait_freed(tree_parent(), r);
+      x_.reduce(same(static_cast<void *>(scratch(tree_parent(), r) + me_ * slot)), 1, srcs, 1 + children, rd.elems);
     }
-    x_.reduce(dsts, nd, srcs, ns, rd.elems);
     x_.barrier();
     if (root) {
       tree_children([&](int c) { tell_arrived(1, c, rd.r); });
@@ -632,7 +673,7 @@ class Schedule {
 
   // Pipelined chain from the root (virtual ranks in order): each rank copies the chunk out and
   // forwards it; while the next rank forwards chunk r, this one handles chunk r + 1.
-  MPIX_HOST_DEVICE void bcast_chain(const Round &rd) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void bcast_chain(const Round &rd) {
     const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_;
     const int v = virt();
     const char *src = send() + off;
@@ -651,7 +692,7 @@ class Schedule {
   }
 
   // Binomial tree from the root: each rank copies the chunk out and pushes it to its children.
-  MPIX_HOST_DEVICE void bcast_binomial(const Round &rd) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void bcast_binomial(const Round &rd) {
     const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_;
     const char *src = send() + off;
     if (me_ != a_.root) {
@@ -668,7 +709,7 @@ class Schedule {
   }
 
   // The root pushes the round into every peer's scratch; each peer copies it out.
-  MPIX_HOST_DEVICE void bcast(const Round &rd) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void bcast(const Round &rd) {
     const uint64_t off = rd.first * esize_, bytes = rd.elems * esize_;
     if (me_ == a_.root) {
       for (int q = 0; q < n_; ++q) {
@@ -692,7 +733,7 @@ class Schedule {
   // not two. The last phase only copies out. Round numbers and flags are those of the other
   // schedules (arrive(0, src) = r; freed = r + 2 once round r is copied out), so calls of every
   // kind follow each other on one communicator.
-  MPIX_HOST_DEVICE void gather_pipelined(bool personal) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void gather_pipelined(bool personal) {
     for (uint64_t i = 0; i <= a_.rounds && a_.rounds && x_.ok(); ++i) {
       if (i < a_.rounds) push_blocks(round(i), personal);
       if (i > 0) copy_out_blocks(round(i - 1));
@@ -711,7 +752,7 @@ class Schedule {
   // neighbour's slot s (step 0: its own input; later: the block the left pushed in step s - 1,
   // copied out first). Every link carries n - 1 blocks, one at a time per channel; the channels'
   // steps overlap each other's handshakes.
-  MPIX_HOST_DEVICE void allgather_ring(const Round &rd) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void allgather_ring(const Round &rd) {
     const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_, slot = slot_bytes();
     const int right = mod(me_ + 1), left = mod(me_ - 1);
     char *own = recv() + me_ * block + off;
@@ -735,7 +776,7 @@ class Schedule {
 
   // Where the round's block for rank q starts in the send buffer (alltoall: block q; allgather:
   // the one block every rank gets).
-  MPIX_HOST_DEVICE const char *src_block(int q, bool personal, uint64_t off) const {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE const char *src_block(int q, bool personal, uint64_t off) const {
     return send() + (personal ? q * a_.count * esize_ : 0) + off;
   }
   // The round's block for every peer, once all may take it: push(qs, srcs, k, bytes) with peers
@@ -753,12 +794,12 @@ class Schedule {
     const char *mine = src_block(me_, personal, off);
     if (mine != recv() + me_ * block + off) x_.copy(recv() + me_ * block + off, mine, bytes);
   }
-  MPIX_HOST_DEVICE void push_blocks(const Round &rd, bool personal) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void push_blocks(const Round &rd, bool personal) {
     for_each_block(rd, personal, [&](const auto &qs, const auto &srcs, int k, uint64_t bytes) {
       for (int j = 0; j < k; ++j) x_.copy(scratch(qs[j], rd.r) + me_ * slot_bytes(), srcs[j], bytes);
     });
   }
-  MPIX_HOST_DEVICE void copy_out_blocks(const Round &rd) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void copy_out_blocks(const Round &rd) {
     const uint64_t block = a_.count * esize_, off = rd.first * esize_, bytes = rd.elems * esize_;
     for (int k = 1; k < n_; ++k) {
       const int q = push_peer(-k);  // peer me - k reached me at its step k
@@ -782,10 +823,10 @@ class Schedule {
       signal_freed(rd.r);
     }
   }
-  MPIX_HOST_DEVICE char *line_slot(int rank, uint64_t r, int src) const { return lines(rank, r) + src * line_slot_; }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE char *line_slot(int rank, uint64_t r, int src) const { return lines(rank, r) + src * line_slot_; }
   // Every rank but me, in rank order: the j-th (j < n - 1), and all of them as pieces.
-  MPIX_HOST_DEVICE int other(int j) const { return j < me_ ? j : j + 1; }
-  MPIX_HOST_DEVICE auto others() const { return indexed([this](int j) { return other(j); }); }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE int other(int j) const { return j < me_ ? j : j + 1; }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE auto others() const { return indexed([this](int j) { return other(j); }); }
   // In place, each unit of the input is read (for every push) by the thread that later stores the
   // unit of the result: put_lines and reduce_lines share their units' threads.
   MPIX_HOST_DEVICE MPIX_FORCEINLINE void reduce_lines(const Round &rd, bool all) {
@@ -837,14 +878,14 @@ class Schedule {
   }
 
   // Local steps (coll_args.h): one round over this rank's memory only; no flags.
-  MPIX_HOST_DEVICE void local_reduce(const Round &rd) {
-    const void *srcs[kMaxRanks];
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void local_reduce(const Round &rd) {
     const int ns = a_.pieces < kMaxRanks ? static_cast<int>(a_.pieces) : kMaxRanks;
-    for (int j = 0; j < ns; ++j) srcs[j] = send() + j * a_.src_stride;
-    void *dst = recv();
-    x_.reduce(&dst, 1, srcs, ns, rd.elems);
+    const char *first = send();
+    const uint64_t stride = a_.src_stride;
+    const auto srcs = indexed([first, stride](int j) { return static_cast<const void *>(first + j * stride); });
+    x_.reduce(same(static_cast<void *>(recv())), 1, srcs, ns, rd.elems);
   }
-  MPIX_HOST_DEVICE void local_copy(const Round &rd) {
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE void local_copy(const Round &rd) {
     for (uint32_t j = 0; j < a_.pieces; ++j) {
       const char *src = static_cast<int>(j) == a_.root ? reinterpret_cast<const char *>(a_.own)
                                                        : send() + j * a_.src_stride;
@@ -867,17 +908,9 @@ class Schedule {
 
 }  // namespace detail
 
-// A call's path: every kLL call runs inlined whole (run_lines_schedule), two-shot apart from the
-// others; every other call, the general schedule. A device backend runs each path as a kernel
-// of its own (coll_kernel.cu), the host backend through run_schedule.
-enum class Path { kGeneral, kLines, kTwoShotLines };
-MPIX_HOST_DEVICE inline Path path_of(const Args &a) {
-  if (a.proto != kLL) return Path::kGeneral;
-  return is_two_shot(a.kind, a.algo) ? Path::kTwoShotLines : Path::kLines;
-}
-
-// Runs channels first, first + step, ... of a kLL call (two-shot or not, as TwoShot says), in that order, then finishes it; inlined whole (Schedule::run_lines_call says
-// why). A device kernel calls it with an executor of its own, which no outlined step receives.
+// Runs channels first, first + step, ... of a kLL call (two-shot or not, as TwoShot says), in that
+// order, then finishes it; inlined whole (Schedule::run_lines_call says why). A device kernel
+// calls it with an executor of its own, which no outlined step receives.
 template <bool TwoShot, class X>
 MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_lines_schedule(X &x, const Args &a, uint32_t first, uint32_t step) {
   const uint64_t base = x.cursor();
@@ -886,21 +919,35 @@ MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_lines_schedule(X &x, const Args &a, u
   x.finish(base + a.rounds);
 }
 
-// The same for every other call.
-template <class X>
-MPIX_HOST_DEVICE void run_general_schedule(X &x, const Args &a, uint32_t first, uint32_t step) {
+// The same for a kSimple call of path P.
+template <Path P, class X>
+MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_simple_schedule(X &x, const Args &a, uint32_t first, uint32_t step) {
   const uint64_t base = x.cursor();
-  for (uint32_t c = first; c < channel_count(a); c += step) detail::Schedule<X>(x, a, c).run();
+  for (uint32_t c = first; c < channel_count(a); c += step) detail::Schedule<X>(x, a, c).template run<P>();
   x.finish(base + a.rounds);
+}
+
+// A call of path P, whichever protocol P runs.
+template <Path P, class X>
+MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_path_schedule(X &x, const Args &a, uint32_t first, uint32_t step) {
+  if constexpr (P == Path::kLines || P == Path::kTwoShotLines)
+    run_lines_schedule<P == Path::kTwoShotLines>(x, a, first, step);
+  else
+    run_simple_schedule<P>(x, a, first, step);
 }
 
 // Runs channels first, first + step, ... of the call, in that order, then finishes it.
 template <class X>
 MPIX_HOST_DEVICE void run_schedule(X &x, const Args &a, uint32_t first, uint32_t step) {
   switch (path_of(a)) {
-    case Path::kGeneral: return run_general_schedule(x, a, first, step);
-    case Path::kLines: return run_lines_schedule<false>(x, a, first, step);
-    case Path::kTwoShotLines: return run_lines_schedule<true>(x, a, first, step);
+    case Path::kMoves: return run_path_schedule<Path::kMoves>(x, a, first, step);
+    case Path::kLines: return run_path_schedule<Path::kLines>(x, a, first, step);
+    case Path::kTwoShotLines: return run_path_schedule<Path::kTwoShotLines>(x, a, first, step);
+    case Path::kTwoShot: return run_path_schedule<Path::kTwoShot>(x, a, first, step);
+    case Path::kRing: return run_path_schedule<Path::kRing>(x, a, first, step);
+    case Path::kChainReduce: return run_path_schedule<Path::kChainReduce>(x, a, first, step);
+    case Path::kOneShot: return run_path_schedule<Path::kOneShot>(x, a, first, step);
+    case Path::kReduce: return run_path_schedule<Path::kReduce>(x, a, first, step);
   }
 }
 

@@ -2,14 +2,14 @@
 """Fails when a kernel's latency path touches a thread's local memory.
 
 Dependent accesses to local memory cost more than the NVLink hops they sit between (README, How it
-works, "Local memory"), so the kLL collective kernels and the epoch kernels keep none. This compiles
+works, "Local memory"), so the collective kernels and the epoch kernels keep none. This compiles
 a kernel source to PTX and checks every .entry whose name matches one of the patterns:
   - no ld.local or st.local in its body (stack arrays, objects whose address escapes and register
     spills all show as those);
   - every function it calls matches --allow-call (out-of-line steps off the latency path: the
     timeout report, the trace write, printf), since an outlined step would hide its accesses here.
 
-Usage: check_local_memory.py --nvcc NVCC --arch SM --source FILE [-I DIR ...] [--flag F ...]
+Usage: check_local_memory.py --nvcc NVCC --arch SM --source FILE [--source FILE ...] [-I DIR ...] [--flag F ...]
                              --entry REGEX [--entry REGEX ...] [--allow-call REGEX ...]
 """
 import argparse
@@ -31,19 +31,22 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--nvcc", required=True)
     p.add_argument("--arch", required=True)
-    p.add_argument("--source", required=True)
+    p.add_argument("--source", action="append", required=True)
     p.add_argument("-I", dest="includes", action="append", default=[])
     p.add_argument("--flag", action="append", default=[])
     p.add_argument("--entry", action="append", required=True)
     p.add_argument("--allow-call", action="append", default=[])
     a = p.parse_args()
+    ptx = ""
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "kernel.ptx")
-        cmd = [a.nvcc, f"-arch=sm_{a.arch}", "-ptx", a.source, "-o", out] + a.flag + [f"-I{d}" for d in a.includes]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode:
-            sys.exit(f"check_local_memory: {' '.join(cmd)} failed:\n{r.stderr}")
-        ptx = open(out).read()
+        for source in a.source:
+            out = os.path.join(tmp, "kernel.ptx")
+            cmd = [a.nvcc, f"-arch=sm_{a.arch}", "-ptx", source, "-o", out] + a.flag + [f"-I{d}" for d in a.includes]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode:
+                sys.exit(f"check_local_memory: {' '.join(cmd)} failed:\n{r.stderr}")
+            ptx += open(out).read()
+    names = ", ".join(os.path.basename(s) for s in a.source)
     checked, failures = 0, []
     for name, body in entries(ptx):
         if not any(re.search(e, name) for e in a.entry):
@@ -58,10 +61,10 @@ def main():
         if bad:
             failures.append(f"{name}: calls out of line {', '.join(bad)}")
     if checked == 0:
-        sys.exit(f"check_local_memory: no .entry in {a.source} matches {a.entry}")
+        sys.exit(f"check_local_memory: no .entry in {names} matches {a.entry}")
     for f in failures:
         print(f"check_local_memory: {f}")
-    print(f"check_local_memory: {checked} kernels of {os.path.basename(a.source)} checked, {len(failures)} problems")
+    print(f"check_local_memory: {checked} kernels of {names} checked, {len(failures)} problems")
     sys.exit(1 if failures else 0)
 
 

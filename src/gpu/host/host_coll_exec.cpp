@@ -12,8 +12,8 @@ namespace mpix::gpu::host_exec {
 namespace {
 
 // Elements are combined as ReduceIn<T>::Acc (float for the half types) and stored once.
-template <typename T>
-void reduce_typed(void *const *dsts, int ndst, const void *const *srcs, int nsrc, uint64_t n, uint8_t op) {
+template <typename T, class Dsts, class Srcs>
+void reduce_typed(const Dsts &dsts, int ndst, const Srcs &srcs, int nsrc, uint64_t n, uint8_t op) {
   using In = coll::ReduceIn<T>;
   using Acc = typename In::Acc;
   for (uint64_t i = 0; i < n; ++i) {
@@ -47,7 +47,8 @@ class HostCollExecutor {
   void copy(void *dst, const void *src, uint64_t bytes) {
     if (ok_ && bytes) std::memmove(dst, src, bytes);
   }
-  void reduce(void *const *dsts, int ndst, const void *const *srcs, int nsrc, uint64_t n) {
+  template <class Dsts, class Srcs>
+  void reduce(const Dsts &dsts, int ndst, const Srcs &srcs, int nsrc, uint64_t n) {
     if (!ok_ || n == 0) return;
     coll::with_reduce_type(a_.dtype, [&](auto t) {
       reduce_typed<typename decltype(t)::type>(dsts, ndst, srcs, nsrc, n, a_.op);
