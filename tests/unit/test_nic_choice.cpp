@@ -1,7 +1,8 @@
 // Which NIC a rank uses (src/topo/nic_choice.h): the policies of MPIX_ST_OFI_NIC, and where NICs
 // sit relative to a CPU binding or a GPU in a recorded topology (data/two_packages_three_nics.xml:
 // behind package 0 (CPUs 0-3), NIC 10:00.0 on the host bridge and a PCI switch holding NIC 11:00.0
-// and GPU 12:00.0; behind package 1 (CPUs 4-7), NIC 90:00.0).
+// and GPU 12:00.0; behind package 1 (CPUs 4-7), NIC 90:00.0). The file holds no XML comment:
+// hwloc's built-in parser, all it has without the libxml2 plugin (libhwloc-plugins), rejects one.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
