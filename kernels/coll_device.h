@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdio>
 
+#include "coll_paths.h"
 #include "coll_schedules.h"
 #include "device_atomics.h"
 #include "device_copy.h"

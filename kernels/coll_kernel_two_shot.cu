@@ -1,6 +1,5 @@
 // The collective kernel of Path::kTwoShot (coll_device.h).
 #include "coll_device.h"
-#include "coll_paths.h"
 
 template int mpix_launch_coll_path<Path::kTwoShot>(const Args &, int, int, void *, bool);
 template bool mpix_coll_path_supports_overlap<Path::kTwoShot>();
