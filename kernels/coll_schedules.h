@@ -232,6 +232,27 @@ enum class Path {
   kOneShot,        // kSimple one-shot allreduce and direct reduce
   kReduce,         // other kSimple reductions: GSB, BTB, local reductions
 };
+// Every path, and fn(PathTag<P>{}) called for the path p names: the one enumeration that the host
+// schedule, the kernel launch and the kernels' checks dispatch through.
+constexpr Path kPaths[] = {Path::kMoves,   Path::kLines,       Path::kTwoShotLines, Path::kTwoShot,
+                           Path::kRing,    Path::kChainReduce, Path::kOneShot,      Path::kReduce};
+template <Path P>
+using PathTag = std::integral_constant<Path, P>;
+template <class Fn>
+MPIX_HOST_DEVICE decltype(auto) with_path(Path p, Fn &&fn) {
+  switch (p) {
+    case Path::kLines: return fn(PathTag<Path::kLines>{});
+    case Path::kTwoShotLines: return fn(PathTag<Path::kTwoShotLines>{});
+    case Path::kTwoShot: return fn(PathTag<Path::kTwoShot>{});
+    case Path::kRing: return fn(PathTag<Path::kRing>{});
+    case Path::kChainReduce: return fn(PathTag<Path::kChainReduce>{});
+    case Path::kOneShot: return fn(PathTag<Path::kOneShot>{});
+    case Path::kReduce: return fn(PathTag<Path::kReduce>{});
+    case Path::kMoves: break;
+  }
+  return fn(PathTag<Path::kMoves>{});
+}
+
 MPIX_HOST_DEVICE inline Path path_of(const Args &a) {
   if (a.proto == kLL) return is_two_shot(a.kind, a.algo) ? Path::kTwoShotLines : Path::kLines;
   if (a.kind == kLocalReduce) return Path::kReduce;
@@ -939,16 +960,7 @@ MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_path_schedule(X &x, const Args &a, ui
 // Runs channels first, first + step, ... of the call, in that order, then finishes it.
 template <class X>
 MPIX_HOST_DEVICE void run_schedule(X &x, const Args &a, uint32_t first, uint32_t step) {
-  switch (path_of(a)) {
-    case Path::kMoves: return run_path_schedule<Path::kMoves>(x, a, first, step);
-    case Path::kLines: return run_path_schedule<Path::kLines>(x, a, first, step);
-    case Path::kTwoShotLines: return run_path_schedule<Path::kTwoShotLines>(x, a, first, step);
-    case Path::kTwoShot: return run_path_schedule<Path::kTwoShot>(x, a, first, step);
-    case Path::kRing: return run_path_schedule<Path::kRing>(x, a, first, step);
-    case Path::kChainReduce: return run_path_schedule<Path::kChainReduce>(x, a, first, step);
-    case Path::kOneShot: return run_path_schedule<Path::kOneShot>(x, a, first, step);
-    case Path::kReduce: return run_path_schedule<Path::kReduce>(x, a, first, step);
-  }
+  with_path(path_of(a), [&](auto path) { run_path_schedule<decltype(path)::value>(x, a, first, step); });
 }
 
 

@@ -49,3 +49,7 @@ TEST_CASE("calls that reduce nothing take the moves path") {
   CHECK(path(kAlltoall, kOneShot) == Path::kMoves);
   CHECK(path(kLocalCopy, kOneShot) == Path::kMoves);
 }
+
+TEST_CASE("with_path calls its function for the path it is given, every path") {
+  for (Path p : kPaths) CHECK(with_path(p, [](auto path) { return decltype(path)::value; }) == p);
+}
