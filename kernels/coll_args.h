@@ -113,6 +113,12 @@ struct Args {
   uint64_t mailbox;      // work::WatchdogMailbox (device backends)
   uint64_t barrier;      // device backends: zeroed words counting finished blocks, reset at exit
   uint64_t trace;        // MPIX_ST_TRACE's log (work::TraceLog, launch_trace.h) the backend stamps; 0: off
+  // The call's geometry (set_geometry in coll_schedules.h, from the fields above), so that a
+  // kernel divides nothing before its first wait.
+  uint64_t channel_half;  // a channel's share of a scratch half (of the part the call uses)
+  uint64_t slot;          // bytes of one slot of that share
+  uint64_t line_slot;     // kLL: bytes of one source's lines in a channel's line area
+  uint64_t last_share;    // elements each channel takes of the last round (the others: round_elems)
 };
 static_assert(sizeof(Args) <= 256, "collective arguments are kernel parameters");
 

@@ -229,7 +229,9 @@ class DeviceCollExecutor {
     const uint32_t tag = mpix::coll::line_tag(round);
     const uint64_t units = mpix::coll::unit_count(bytes);
     for (uint64_t i = tid_; i < units * pieces; i += nthreads_) {
-      const uint64_t k = i / units, u = i - k * units;
+      // 32 bits: a kLL call's lines fit them (its line areas are a few MiB), and a 64-bit
+      // division is a chain of about a hundred dependent instructions.
+      const uint64_t k = static_cast<uint32_t>(i) / static_cast<uint32_t>(units), u = i - k * units;
       const uint64_t v = mpix::coll::load_unit(srcs[k] + u * mpix::coll::kLinePayload, mpix::coll::unit_bytes(bytes, u));
       mpix_store_tagged_line(line(lines[k], u), v, tag);
     }

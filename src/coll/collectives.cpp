@@ -219,6 +219,13 @@ core::Result algorithm_from_env(Kind kind, Algo *out) {
                                      names + ")");
 }
 
+core::Result launch(void *stream, Args a) {
+  set_geometry(a);
+  gpu::Backend &be = gpu::backend();
+  if (be.enqueue_collective(stream, a)) return core::fail(MPI_ERR_OTHER, "enqueue on the stream failed: " + be.last_error());
+  return core::ok();
+}
+
 core::Result enqueue(const Call &call) {
   gpu::Backend &be = gpu::backend();
   bool capturing = false;
@@ -233,7 +240,6 @@ core::Result enqueue(const Call &call) {
 }
 
 core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bool capturing) {
-  gpu::Backend &be = gpu::backend();
   // A collective of this communicator that timed out earlier is reported by the next call on it.
   if (core::Result r = core::take_watchdog_error(c.id, nullptr)) return r;
   if (c.size > kMaxRanks)
@@ -278,8 +284,7 @@ core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bo
   a.rounds = (call.count + per_round - 1) / per_round;
   a.comm_id = c.id;
   a.watchdog_ns = core::config().watchdog_ns;
-  if (be.enqueue_collective(call.stream, a))
-    return core::fail(MPI_ERR_OTHER, "enqueue on the stream failed: " + be.last_error());
+  if (core::Result r = launch(call.stream, a)) return r;
   // A captured call runs at each replay instead: MPI_Comm_free cannot count on it (free the
   // graph first, as with windows).
   if (!capturing) c.rounds_enqueued += a.rounds;

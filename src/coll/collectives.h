@@ -31,6 +31,10 @@ core::Result enqueue(const Call &call);
 // `requested`: the algorithm MPIX_ST_<COLL>_ALGO names for call.kind (algorithm_from_env).
 core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bool capturing);
 
+// One backend launch of a call's arguments, completed with their geometry (set_geometry); every
+// collective launch goes through here.
+core::Result launch(void *stream, Args a);
+
 // The algorithm MPIX_ST_<COLL>_ALGO names (read at each call, so a program may switch between
 // calls), or kAuto; an unknown name is an error.
 core::Result algorithm_from_env(Kind kind, Algo *out);

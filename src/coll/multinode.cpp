@@ -122,8 +122,7 @@ class Enqueuer {
     a.src_stride = src_stride;
     a.dst_stride = dst_stride;
     a.own = reinterpret_cast<uint64_t>(own);
-    if (gpu::backend().enqueue_collective(call_.stream, a))
-      return core::fail(MPI_ERR_OTHER, "enqueue on the stream failed: " + gpu::backend().last_error());
+    if (core::Result r = launch(call_.stream, a)) return r;
     ++n_.local_steps;
     return core::ok();
   }
