@@ -6,17 +6,20 @@
 // MPIX_ST_MPI_GPU_AWARE=1, the library's word for an MPI that takes device pointers; otherwise
 // host-staged: device-to-host copy, MPI call, host-to-device copy, as a program on an MPI without
 // GPU support does). Each is run `iters` times back to back on the stream and synchronised once; the time per
-// call is the slowest rank's. Sizes follow nccl-tests: the vector for allreduce, reduce and bcast,
+// call is the slowest rank's. That is repeated `reps` times and the row takes the median (the JSON
+// keeps the fastest and slowest too): in single timings a run now and then took up to 3.7x the
+// time of its neighbours, on both sides, in every run on the device machines. Sizes follow nccl-tests: the vector for allreduce, reduce and bcast,
 // the whole receive buffer for allgather and alltoall; bus bandwidth uses nccl-tests' factors.
 // Float data, MPI_SUM, root 0. Each implementation's result is checked once per size.
 //
 //   coll_bench [--colls allreduce,reduce,bcast,allgather,alltoall] [--min-bytes 8]
-//              [--max-bytes 268435456] [--step 4] [--iters 100] [--warmup 5]
+//              [--max-bytes 268435456] [--step 4] [--iters 100] [--warmup 5] [--reps 3]
 //              [--impls mpixst,vendor,mpi] [--mpi-device] [--graph] [--auto-only] [--json FILE]
 // --auto-only: mpix-st's automatic choice only (alltoall: its one algorithm), not every algorithm.
 // --graph: mpix-st's calls are captured into one graph of `iters` calls and the graph is replayed
 // (rows mpixst-graph), and so are the vendor's where it supports capture (vendor-graph: NCCL);
 // the eager figures are measured as well. Compare replayed with replayed, eager with eager.
+// The exit status is 1 when any implementation's result was wrong (its rows say `NO`).
 #include <mpi.h>
 #include <mpix/mpix_st.h>
 
@@ -42,7 +45,7 @@ struct Options {
   std::vector<Coll> colls{Coll::allreduce, Coll::reduce, Coll::bcast, Coll::allgather, Coll::alltoall};
   size_t min_bytes = 8, max_bytes = size_t(256) << 20;
   size_t step = 4;
-  int iters = 100, warmup = 5;
+  int iters = 100, warmup = 5, reps = 3;
   bool mpixst = true, vendor = true, mpi = true, mpi_device = false, graph = false, auto_only = false;
   std::string json;
 };
@@ -98,6 +101,7 @@ Options parse(int argc, char **argv) {
     else if (a == "--step") o.step = std::max<size_t>(2, std::stoull(value()));
     else if (a == "--iters") o.iters = std::max(1, std::stoi(value()));
     else if (a == "--warmup") o.warmup = std::max(0, std::stoi(value()));
+    else if (a == "--reps") o.reps = std::max(1, std::stoi(value()));
     else if (a == "--impls") {
       o.mpixst = o.vendor = o.mpi = false;
       std::stringstream ss(value());
@@ -221,19 +225,39 @@ struct Result {
   std::string coll, impl, algo;
   size_t bytes;
   int iters;
-  double us, algbw, busbw;
+  double us, min_us, max_us, algbw, busbw;  // us: the median of the repetitions
   bool correct;
 };
 
-// The same calls captured into one graph and replayed once.
+// Seconds per call of `reps` timings of `once()` (each returns one): median, fastest, slowest.
+struct Timing {
+  double median, min, max;
+};
+template <typename Once>
+Timing repeated(int reps, Once &&once) {
+  std::vector<double> t(static_cast<size_t>(reps));
+  for (double &v : t) v = once();
+  std::sort(t.begin(), t.end());
+  const size_t m = t.size() / 2;
+  return {t.size() % 2 ? t[m] : (t[m - 1] + t[m]) / 2, t.front(), t.back()};
+}
+
+// `iters` calls back to back, `reps` times.
 template <typename F>
-double timed_graph(int iters, void *stream, F &&enqueue) {
+Timing timed_eager(int iters, int reps, void *stream, F &&enqueue) {
+  return repeated(reps, [&] { return bench::timed(iters, stream, enqueue); });
+}
+
+// The same calls captured into one graph once, which is replayed `reps` times, each replay timed.
+template <typename F>
+Timing timed_graph(int iters, int reps, void *stream, F &&enqueue) {
   xdev::stream_begin_capture(stream);
   for (int i = 0; i < iters; ++i) enqueue();
   void *graph = xdev::stream_end_capture(stream);
   xdev::graph_launch(graph, stream);  // warm-up replay (uploads the graph)
   xdev::stream_sync(stream);
-  const double t = bench::timed(1, stream, [&] { xdev::graph_launch(graph, stream); }) / iters;
+  const Timing t =
+      repeated(reps, [&] { return bench::timed(1, stream, [&] { xdev::graph_launch(graph, stream); }) / iters; });
   xdev::graph_destroy(graph);
   return t;
 }
@@ -275,11 +299,12 @@ int main(int argc, char **argv) {
     std::printf("# coll_bench: %d ranks, backend %s, device %s, float, MPI_SUM, root 0\n", n, xdev::kind(),
                 xdev::device_name());
     std::printf("# MPIX_ST_COLL_PROTOCOL %s\n", protocol_setting());
-    std::printf("# vendor: %s; MPI: %s; iters %d (fewer above 1 MiB), warm-up %d%s\n",
+    std::printf("# vendor: %s; MPI: %s; iters %d (fewer above 1 MiB), warm-up %d%s; time: median of %d timings "
+                "(spread: slowest / fastest)\n",
                 vendor ? vendor->name().c_str() : "none", o.mpi_device ? "device buffers" : "host-staged", o.iters,
-                o.warmup, o.graph ? "; graph replays too" : "");
-    std::printf("%-10s %-12s %-8s %12s %12s %10s %10s %s\n", "coll", "impl", "algo", "bytes", "time_us", "algbw_GBs",
-                "busbw_GBs", "ok");
+                o.warmup, o.graph ? "; graph replays too" : "", o.reps);
+    std::printf("%-10s %-12s %-8s %12s %12s %10s %10s %7s %s\n", "coll", "impl", "algo", "bytes", "time_us",
+                "algbw_GBs", "busbw_GBs", "spread", "ok");
   }
   std::vector<Result> results;
   for (Coll c : o.colls) {
@@ -289,13 +314,15 @@ int main(int argc, char **argv) {
       const size_t real_bytes = (c == Coll::allgather || c == Coll::alltoall ? s.count * n : s.count) * sizeof(float);
       const int iters = real_bytes <= (1u << 20) ? o.iters
                                                  : std::max(5, int(double(o.iters) * (1 << 20) / double(real_bytes)));
-      auto record = [&](const std::string &impl, const std::string &algo, double sec, bool ok) {
-        Result r{coll_name(c), impl, algo, real_bytes, iters, sec * 1e6, real_bytes / sec / 1e9, 0, ok};
+      auto record = [&](const std::string &impl, const std::string &algo, Timing t, bool ok) {
+        const double sec = t.median;
+        Result r{coll_name(c), impl, algo, real_bytes, iters, sec * 1e6, t.min * 1e6, t.max * 1e6,
+                 real_bytes / sec / 1e9, 0, ok};
         r.busbw = r.algbw * bus_factor(c, n);
         results.push_back(r);
         if (rank == 0)
-          std::printf("%-10s %-12s %-8s %12zu %12.2f %10.2f %10.2f %s\n", r.coll.c_str(), impl.c_str(), algo.c_str(),
-                      real_bytes, r.us, r.algbw, r.busbw, ok ? "yes" : "NO");
+          std::printf("%-10s %-12s %-8s %12zu %12.2f %10.2f %10.2f %7.2f %s\n", r.coll.c_str(), impl.c_str(),
+                      algo.c_str(), real_bytes, r.us, r.algbw, r.busbw, t.max / t.min, ok ? "yes" : "NO");
       };
       auto verified = [&](auto &&enqueue) {
         fill_inputs(c, s, rank, b);
@@ -314,22 +341,22 @@ int main(int argc, char **argv) {
           setenv(algo_env(c), algo, 1);
           auto call = [&] { mpix_call(c, s, b, stream); };
           const bool ok = verified(call);
-          record("mpixst", algo, bench::timed(iters, stream, call), ok);
-          if (o.graph) record("mpixst-graph", algo, timed_graph(iters, stream, call), ok);
+          record("mpixst", algo, timed_eager(iters, o.reps, stream, call), ok);
+          if (o.graph) record("mpixst-graph", algo, timed_graph(iters, o.reps, stream, call), ok);
           unsetenv(algo_env(c));
         }
       }
       if (vendor) {
         auto call = [&] { vendor->enqueue(c, b.send, b.recv, s.count, 0, stream); };
         const bool ok = verified(call);
-        record("vendor", vendor->name().substr(0, 8), bench::timed(iters, stream, call), ok);
+        record("vendor", vendor->name().substr(0, 8), timed_eager(iters, o.reps, stream, call), ok);
         if (o.graph && vendor->capturable())
-          record("vendor-graph", vendor->name().substr(0, 8), timed_graph(iters, stream, call), ok);
+          record("vendor-graph", vendor->name().substr(0, 8), timed_graph(iters, o.reps, stream, call), ok);
       }
       if (o.mpi) {
         auto call = [&] { mpi_call(c, s, b, o.mpi_device, stream); };
         const bool ok = verified(call);
-        record("mpi", o.mpi_device ? "device" : "staged", bench::timed(iters, stream, call), ok);
+        record("mpi", o.mpi_device ? "device" : "staged", timed_eager(iters, o.reps, stream, call), ok);
       }
     }
   }
@@ -338,24 +365,28 @@ int main(int argc, char **argv) {
       std::fprintf(f, "{\n  \"benchmark\": \"coll_bench\",\n  \"ranks\": %d,\n  \"backend\": \"%s\",\n", n, xdev::kind());
       std::fprintf(f, "  \"device\": \"%s\",\n  \"vendor\": \"%s\",\n  \"mpi_buffers\": \"%s\",\n", xdev::device_name(),
                    vendor ? vendor->name().c_str() : "none", o.mpi_device ? "device" : "host-staged");
-      std::fprintf(f, "  \"protocol\": \"%s\",\n", protocol_setting());
+      std::fprintf(f, "  \"protocol\": \"%s\",\n  \"reps\": %d,\n", protocol_setting(), o.reps);
       std::fprintf(f, "  \"results\": [\n");
       for (size_t i = 0; i < results.size(); ++i) {
         const Result &r = results[i];
         std::fprintf(f,
                      "    {\"coll\": \"%s\", \"impl\": \"%s\", \"algo\": \"%s\", \"bytes\": %zu, \"iters\": %d, "
-                     "\"time_us\": %.3f, \"algbw_GBs\": %.3f, \"busbw_GBs\": %.3f, \"correct\": %s}%s\n",
-                     r.coll.c_str(), r.impl.c_str(), r.algo.c_str(), r.bytes, r.iters, r.us, r.algbw, r.busbw,
-                     r.correct ? "true" : "false", i + 1 < results.size() ? "," : "");
+                     "\"time_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, \"algbw_GBs\": %.3f, "
+                     "\"busbw_GBs\": %.3f, \"correct\": %s}%s\n",
+                     r.coll.c_str(), r.impl.c_str(), r.algo.c_str(), r.bytes, r.iters, r.us, r.min_us, r.max_us,
+                     r.algbw, r.busbw, r.correct ? "true" : "false", i + 1 < results.size() ? "," : "");
       }
       std::fprintf(f, "  ]\n}\n");
       std::fclose(f);
     }
   }
+  // Every rank saw the same verdicts (each was reduced over the ranks).
+  const long wrong = std::count_if(results.begin(), results.end(), [](const Result &r) { return !r.correct; });
+  if (wrong && rank == 0) std::fprintf(stderr, "coll_bench: %ld rows gave wrong results (ok: NO)\n", wrong);
   vendor.reset();
   xdev::free(b.send);
   xdev::free(b.recv);
   xdev::stream_destroy(stream);
   MPI_Finalize();
-  return 0;
+  return wrong ? 1 : 0;
 }
