@@ -220,6 +220,13 @@ core::Result algorithm_from_env(Kind kind, Algo *out) {
 }
 
 core::Result launch(void *stream, Args a) {
+  // set_geometry and the schedules take every round but the last to be full: a launch whose
+  // rounds disagree with its count would move the wrong elements, so it is refused here.
+  const uint64_t per_round = a.round_elems * channel_count(a);
+  if (a.count == 0 || per_round == 0 || a.rounds != (a.count + per_round - 1) / per_round)
+    return core::fail(MPI_ERR_INTERN, "collective launch with " + std::to_string(a.rounds) + " rounds for " +
+                                          std::to_string(a.count) + " elements of " + std::to_string(per_round) +
+                                          " a round");
   set_geometry(a);
   gpu::Backend &be = gpu::backend();
   if (be.enqueue_collective(stream, a)) return core::fail(MPI_ERR_OTHER, "enqueue on the stream failed: " + be.last_error());

@@ -104,6 +104,7 @@ class Enqueuer {
   // A local step (kLocalReduce / kLocalCopy) on this rank's memory.
   core::Result local_step(Kind kind, const void *send, void *recv, uint64_t count, uint32_t pieces,
                           uint64_t src_stride, uint64_t dst_stride, int own_piece = -1, const void *own = nullptr) {
+    if (count == 0) return core::ok();  // nothing to do: no launch, nothing for the drain to count
     Args a{};
     a.kind = kind;
     a.dtype = kind == kLocalReduce ? call_.dtype : kBytes;
