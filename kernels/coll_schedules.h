@@ -300,7 +300,6 @@ class Schedule {
   MPIX_HOST_DEVICE Schedule(X &x, const Args &a, uint32_t channel)
       : x_(x), a_(a), t_(x.table()), n_(a.size), me_(a.rank),
         esize_(elem_size(a.dtype)), channel_(channel),
-        channel_half_(a.channel_half), slot_(a.slot), line_slot_(a.line_slot),
         base_(x.load(flags(a.rank) + FlagLayout::channel_cursor(a.size))) {}
 
   // The channel's rounds of a kSimple call of path P, then its count advanced (after the last
@@ -378,12 +377,12 @@ class Schedule {
     return Round{base_ + i + 1, start + skip, total - skip < share ? total - skip : share};
   }
   MPIX_HOST_DEVICE MPIX_FORCEINLINE char *scratch(int rank, uint64_t r) const {
-    return reinterpret_cast<char *>(t_[rank].scratch) + (r & 1) * a_.half_bytes + channel_ * channel_half_;
+    return reinterpret_cast<char *>(t_[rank].scratch) + (r & 1) * a_.half_bytes + channel_ * a_.channel_half;
   }
   MPIX_HOST_DEVICE MPIX_FORCEINLINE uint64_t *flags(int rank) const {
     return reinterpret_cast<uint64_t *>(t_[rank].flags) + channel_ * FlagLayout::words(n_);
   }
-  MPIX_HOST_DEVICE MPIX_FORCEINLINE uint64_t slot_bytes() const { return slot_; }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE uint64_t slot_bytes() const { return a_.slot; }
   // kLL: this channel's line area in `rank`'s scratch for round r, after both halves.
   MPIX_HOST_DEVICE MPIX_FORCEINLINE char *lines(int rank, uint64_t r) const {
     return reinterpret_cast<char *>(t_[rank].scratch) + 2 * a_.half_bytes + (2 * channel_ + (r & 1)) * a_.line_region_bytes;
@@ -859,7 +858,7 @@ class Schedule {
       signal_freed(rd.r);
     }
   }
-  MPIX_HOST_DEVICE MPIX_FORCEINLINE char *line_slot(int rank, uint64_t r, int src) const { return lines(rank, r) + src * line_slot_; }
+  MPIX_HOST_DEVICE MPIX_FORCEINLINE char *line_slot(int rank, uint64_t r, int src) const { return lines(rank, r) + src * a_.line_slot; }
   // Every rank but me, in rank order: the j-th (j < n - 1), and all of them as pieces.
   MPIX_HOST_DEVICE MPIX_FORCEINLINE int other(int j) const { return j < me_ ? j : j + 1; }
   MPIX_HOST_DEVICE MPIX_FORCEINLINE auto others() const { return indexed([this](int j) { return other(j); }); }
@@ -936,9 +935,6 @@ class Schedule {
   int n_, me_;
   uint32_t esize_;
   uint32_t channel_;
-  uint64_t channel_half_;  // this channel's share of a scratch half (of its used part)
-  uint64_t slot_;          // bytes of one slot of that share (computed once: a 64-bit division)
-  uint64_t line_slot_;     // kLL: bytes of one source's lines in this channel's line area
   uint64_t base_;          // rounds the channel ran before this call
 };
 

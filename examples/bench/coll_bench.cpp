@@ -5,11 +5,12 @@
 // MPI (on device buffers with --mpi-device, which GPU backends accept only with
 // MPIX_ST_MPI_GPU_AWARE=1, the library's word for an MPI that takes device pointers; otherwise
 // host-staged: device-to-host copy, MPI call, host-to-device copy, as a program on an MPI without
-// GPU support does). Each is run `iters` times back to back on the stream and synchronised once; the time per
-// call is the slowest rank's. That is repeated `reps` times and the row takes the median (the JSON
-// keeps the fastest and slowest too): in single timings a run now and then took up to 3.7x the
-// time of its neighbours, on both sides, in every run on the device machines. Sizes follow nccl-tests: the vector for allreduce, reduce and bcast,
-// the whole receive buffer for allgather and alltoall; bus bandwidth uses nccl-tests' factors.
+// GPU support does). Each is run `iters` times back to back on the stream and synchronised once;
+// the time per call is the slowest rank's. That is repeated `reps` times and the row takes the
+// median (the JSON keeps the fastest and slowest too): in single timings a run now and then took
+// up to 3.7x the time of its neighbours, on both sides, in every run on the device machines.
+// Sizes follow nccl-tests: the vector for allreduce, reduce and bcast, the whole receive buffer
+// for allgather and alltoall; bus bandwidth uses nccl-tests' factors.
 // Float data, MPI_SUM, root 0. Each implementation's result is checked once per size.
 //
 //   coll_bench [--colls allreduce,reduce,bcast,allgather,alltoall] [--min-bytes 8]
