@@ -176,48 +176,113 @@ __device__ void move_bytes(const Item &it, bool acc, char *dst, const char *src,
 // halo's 26 faces, edges and corners (most of them a few short pieces) would make thread 0's
 // share one chain of dependent memory round trips as long as the item list.
 struct ThreadCursor {
-  uint64_t at = 0;  // the thread that takes the next item's first unit of work
+  uint32_t at = 0;  // the thread that takes the next item's first unit of work
+  // Every thread does this for every item of the launch, so it stays off long instruction
+  // sequences: both operands below nthreads, a wrap is one subtraction, and a remainder is taken
+  // once an item (in 32 bits where the units allow; a 64-bit one is a long sequence).
   // This thread's place among nthreads, counted from `at`.
-  __device__ uint64_t rank(uint64_t tid, uint64_t nthreads) const { return (tid + nthreads - at) % nthreads; }
-  __device__ void advance(uint64_t units, uint64_t nthreads) { at = (at + units % nthreads) % nthreads; }
+  __device__ uint32_t rank(uint32_t tid, uint32_t nthreads) const { return tid >= at ? tid - at : tid + nthreads - at; }
+  __device__ void advance(uint64_t units, uint32_t nthreads) {
+    const uint32_t wrap = units >> 32 ? static_cast<uint32_t>(units % nthreads) : static_cast<uint32_t>(units) % nthreads;
+    at = at + wrap >= nthreads ? at + wrap - nthreads : at + wrap;
+  }
 };
 // Units of work (threads busy) of moving `bytes`: 16-byte vectors, or elements of an accumulate.
 __device__ uint64_t work_units(bool acc, const Item &it, uint64_t bytes) {
   return acc ? bytes / mpix::work::dtype_size(it.dtype) : (bytes + 15) / 16;
 }
 
-// A derived-datatype item (kCopyPairs, kAccumulatePairs) and its kPairList: the list's large
-// pairs (first) each by the whole grid, then the small ones by groups of threads, one pair per
-// group at a time, so a list of many short pieces keeps every group busy. The group is as wide as
-// the pieces are long on average (one thread for pieces of one or two elements: a face of a
-// point-major layout is all 8-byte pieces), so few threads idle.
-constexpr uint64_t kPairGroup = 32;
-__device__ uint64_t pair_group_width(uint64_t small_bytes, uint64_t small_pairs) {
-  const uint64_t avg = small_pairs ? small_bytes / small_pairs : 0;
-  return avg <= 16 ? 1 : avg <= 128 ? 8 : kPairGroup;
+// A derived-datatype item (kCopyPairs, kAccumulatePairs) and its kPairList of runs (work_items.h):
+// the large pieces (first, a run each) with the whole grid one after the other, then the small
+// runs by groups of threads as wide as the list says (run_group_width), one run per group at a
+// time, the group's threads sharing the run's units.
+// Offset of unit u of a run whose pieces hold `per` units of `unit` bytes each, `stride` apart.
+__device__ inline int64_t run_unit_offset(uint32_t u, uint32_t per, uint32_t unit, int32_t stride) {
+  const uint32_t k = per == 1 ? u : u / per;
+  return int64_t(k) * stride + int64_t(u - k * per) * unit;
 }
-__device__ void walk_pairs(const Item &head, const Item &list, uint64_t tid, uint64_t nthreads, ThreadCursor &cursor) {
-  const auto *pairs = reinterpret_cast<const mpix::work::Pair *>(list.a);
+// Run r's units of W bytes (every piece's ends and length are multiples of W) by `width` threads:
+// thread `lane` takes units lane, lane + width, ..., with four loads in flight before their stores
+// (a piece's addresses are computed, so nothing but the data is loaded).
+template <typename W>
+__device__ void copy_run_words(char *dst, const char *src, const mpix::work::Run &r, uint32_t lane, uint32_t width) {
+  const uint32_t per = r.bytes / sizeof(W), units = per * r.count;
+  constexpr int kUnroll = 4;
+  uint32_t u = lane;
+  for (; u + (kUnroll - 1) * width < units; u += kUnroll * width) {
+    W v[kUnroll];
+#pragma unroll
+    for (int i = 0; i < kUnroll; ++i)
+      v[i] = *reinterpret_cast<const W *>(src + run_unit_offset(u + i * width, per, sizeof(W), r.src_stride));
+#pragma unroll
+    for (int i = 0; i < kUnroll; ++i)
+      *reinterpret_cast<W *>(dst + run_unit_offset(u + i * width, per, sizeof(W), r.dst_stride)) = v[i];
+  }
+  for (; u < units; u += width)
+    *reinterpret_cast<W *>(dst + run_unit_offset(u, per, sizeof(W), r.dst_stride)) =
+        *reinterpret_cast<const W *>(src + run_unit_offset(u, per, sizeof(W), r.src_stride));
+}
+__device__ void copy_run(char *dst, const char *src, const mpix::work::Run &r, uint32_t lane, uint32_t width) {
+  const uint64_t m = reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | r.bytes |
+                     static_cast<uint32_t>(r.dst_stride) | static_cast<uint32_t>(r.src_stride);
+  if ((m & 15) == 0) copy_run_words<uint4>(dst, src, r, lane, width);
+  else if ((m & 7) == 0) copy_run_words<uint64_t>(dst, src, r, lane, width);
+  else if ((m & 3) == 0) copy_run_words<uint32_t>(dst, src, r, lane, width);
+  else if ((m & 1) == 0) copy_run_words<uint16_t>(dst, src, r, lane, width);
+  else copy_run_words<uint8_t>(dst, src, r, lane, width);
+}
+// Run r's elements, each op(dst, src) as an accumulate does (the recorder checked their alignment).
+template <typename T, typename Bits>
+__device__ void accumulate_run_elements(char *dst, const char *src, const mpix::work::Run &r, uint8_t op, uint32_t lane,
+                                        uint32_t width) {
+  const uint32_t per = r.bytes / sizeof(T), units = per * r.count;
+  for (uint32_t u = lane; u < units; u += width)
+    accumulate_range<T, Bits>(reinterpret_cast<T *>(dst + run_unit_offset(u, per, sizeof(T), r.dst_stride)),
+                              reinterpret_cast<const T *>(src + run_unit_offset(u, per, sizeof(T), r.src_stride)), 1,
+                              op, 0, 1);
+}
+__device__ void accumulate_run(const Item &it, char *dst, const char *src, const mpix::work::Run &r, uint32_t lane,
+                               uint32_t width) {
+  switch (it.dtype) {
+    case mpix::work::kInt32:
+      accumulate_run_elements<int32_t, unsigned int>(dst, src, r, it.op, lane, width);
+      break;
+    case mpix::work::kInt64:
+      accumulate_run_elements<long long, unsigned long long>(dst, src, r, it.op, lane, width);
+      break;
+    case mpix::work::kFloat:
+      accumulate_run_elements<float, unsigned int>(dst, src, r, it.op, lane, width);
+      break;
+    default:
+      accumulate_run_elements<double, unsigned long long>(dst, src, r, it.op, lane, width);
+      break;
+  }
+}
+__device__ void walk_runs(const Item &head, const Item &list, uint64_t tid, uint64_t nthreads, ThreadCursor &cursor) {
+  const auto *runs = reinterpret_cast<const mpix::work::Run *>(list.a);
   const bool acc = head.kind == mpix::work::kAccumulatePairs;
   char *dst = reinterpret_cast<char *>(head.a);
   const char *src = reinterpret_cast<const char *>(head.b);
   const uint64_t n = list.b, large = list.bytes < n ? list.bytes : n;
-  uint64_t large_bytes = 0;
-  for (uint64_t i = 0; i < large; ++i) {
-    const mpix::work::Pair p = pairs[i];
-    large_bytes += p.bytes;
-    move_bytes(head, acc, dst + p.dst, src + p.src, p.bytes, cursor.rank(tid, nthreads), nthreads);
-    cursor.advance(work_units(acc, head, p.bytes), nthreads);
+  for (uint64_t i = 0; i < large; ++i) {  // one piece each (pair_lists.cpp)
+    const mpix::work::Run r = runs[i];
+    move_bytes(head, acc, dst + r.dst, src + r.src, r.bytes, cursor.rank(tid, nthreads), nthreads);
+    cursor.advance(work_units(acc, head, r.bytes), nthreads);
   }
-  const uint64_t width = pair_group_width(head.bytes - large_bytes, n - large);
-  const uint64_t groups = nthreads / width;
-  const uint64_t first_group = (cursor.at / width) % groups;
-  cursor.advance((n - large) * width, nthreads);
-  if (tid >= groups * width) return;  // threads beyond whole groups (none with 512-thread blocks)
-  const uint64_t group = (tid / width + groups - first_group) % groups;
+  const uint32_t nthreads32 = static_cast<uint32_t>(nthreads), tid32 = static_cast<uint32_t>(tid);
+  // Groups of 1, 8 or 32 threads: shifts, not divisions (see ThreadCursor).
+  const uint32_t shift = list.peer == 1 ? 0 : list.peer == 8 ? 3 : 5, width = 1u << shift;
+  const uint32_t groups = nthreads32 >> shift;
+  const uint32_t at_group = cursor.at >> shift, first_group = at_group >= groups ? at_group - groups : at_group;
+  cursor.advance((n - large) << shift, nthreads32);
+  if (tid32 >= groups << shift) return;  // threads beyond whole groups (none with 512-thread blocks)
+  const uint32_t mine = tid32 >> shift;
+  const uint32_t group = mine >= first_group ? mine - first_group : mine + groups - first_group;
+  const uint32_t lane = tid32 & (width - 1);
   for (uint64_t i = large + group; i < n; i += groups) {
-    const mpix::work::Pair p = pairs[i];
-    move_bytes(head, acc, dst + p.dst, src + p.src, p.bytes, tid % width, width);
+    const mpix::work::Run r = runs[i];
+    if (acc) accumulate_run(head, dst + r.dst, src + r.src, r, lane, width);
+    else copy_run(dst + r.dst, src + r.src, r, lane, width);
   }
 }
 
@@ -333,7 +398,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
       continue;  // used with the item before it
     } else {
       if (mpix::work::is_pairs_head(it.kind)) {
-        if (i + 1 < end_ops) walk_pairs(it, p.items[i + 1], tid, nthreads, cursor);  // launches keep the two together
+        if (i + 1 < end_ops) walk_runs(it, p.items[i + 1], tid, nthreads, cursor);  // launches keep the two together
         if (it.kind == mpix::work::kCopyPairs) continue;
       } else {
         move_bytes(it, true, reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,

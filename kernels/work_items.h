@@ -33,12 +33,13 @@ enum ItemKind : uint8_t {
   kStore2 = 7,       // before the signals: the words at a and a + 8 become b and `bytes` (plain stores)
   kCopyStaged = 8,   // copies the ranges origin `peer` described from the mirror at b into the window at
                      // a; `bytes` is the window size (the mirror's too: bounds and grid size)
-  // Derived datatypes (see Pair below). Each is followed by one kPairList item: together they
+  // Derived datatypes (see Pair and Run below). Each is followed by one kPairList item: together they
   // take two slots, and a launch never separates them.
-  kCopyPairs = 9,        // for each pair p: p.bytes bytes from b + p.src to a + p.dst; `bytes`: their sum
+  kCopyPairs = 9,        // for each piece p: p.bytes bytes from b + p.src to a + p.dst; `bytes`: their sum
   kAccumulatePairs = 10, // the same, element-wise op(dst, src) as kAccumulate (dtype, op)
-  kPairList = 11,        // the pairs of the item before: a = address of Pair[b] the stream can read;
-                         // its first `bytes` pairs are large (kPairLarge), the rest small
+  kPairList = 11,        // the pieces of the item before: a = address of Run[b] the stream can read;
+                         // its first `bytes` runs are large pieces (kPairLarge), the rest small runs,
+                         // each taken by `peer` threads (run_group_width)
   // Line puts (see LineArea below). Each is followed by its companion item, as a pairs item is.
   kPutLines = 12,   // ops: `bytes` (<= kLinePutMaxBytes) from b as lines into the target's line area at a
   kLineTag = 13,    // its companion: a = the target window offset; the value (item_value) is the epoch
@@ -75,9 +76,33 @@ struct Pair {
   int64_t dst, src;
   uint64_t bytes;
 };
-static_assert(sizeof(Pair) == 24, "Pair is read by the kernels");
-// Pairs of at least this many bytes are moved by the whole grid, smaller ones by groups of threads;
-// lists put the large ones first.
+// Pieces as the stream walks them: `count` pieces of `bytes` each, the first at (dst, src), each
+// next one dst_stride and src_stride further (src/core/piece_runs.h). A group of threads takes a
+// run and computes each piece's addresses, instead of every piece costing a 24-byte list entry
+// (for 8 bytes of data in a face of a point-major field). Runs are short, at most kRunMaxPieces
+// pieces and kRunMaxBytes, so that a list's runs spread over the grid as its pieces did: one run
+// of a whole strided put would leave it to one group.
+struct Run {
+  int64_t dst, src;
+  uint32_t bytes, count;
+  int32_t dst_stride, src_stride;
+};
+static_assert(sizeof(Run) == 32, "Run is read by the kernels");
+constexpr uint32_t kRunMaxPieces = 32;                  // a group's threads, one piece each
+constexpr uint64_t kRunMaxBytes = 512;                  // a group's threads, one 16-byte unit each
+constexpr uint64_t kRunPieceCut = uint64_t(1) << 30;    // pieces of 2 GiB and more are cut to this
+// Threads of a group that takes a run, by the list's average small run: one for runs of one or
+// two elements, so few threads idle. The kPairList item carries it (its `peer`).
+MPIX_HOST_DEVICE inline uint32_t run_group_width(uint64_t small_bytes, uint64_t small_runs) {
+  const uint64_t avg = small_runs ? small_bytes / small_runs : 0;
+  return avg <= 16 ? 1 : avg <= 128 ? 8 : 32;
+}
+// Piece `k` of run `r` (k < r.count).
+MPIX_HOST_DEVICE inline Pair piece_of(const Run &r, uint64_t k) {
+  return {r.dst + static_cast<int64_t>(k) * r.dst_stride, r.src + static_cast<int64_t>(k) * r.src_stride, r.bytes};
+}
+// Pieces of at least this many bytes are moved by the whole grid, smaller ones by groups of threads;
+// lists put the large pieces first, each a run of its own.
 constexpr uint64_t kPairLarge = 8192;
 inline constexpr bool is_pairs_head(uint8_t kind) { return kind == kCopyPairs || kind == kAccumulatePairs; }
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <tuple>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 #include "../gpu/backend.h"
 #include "datatype_flatten.h"
 #include "line_carver.h"
+#include "piece_runs.h"
 
 namespace mpix::core {
 namespace {
@@ -25,6 +27,15 @@ struct KeyLess {
            std::tie(b.origin_type, b.origin_count, b.target_type, b.target_count, b.target_to_origin);
   }
 };
+
+// MPIX_ST_DTYPE_RUNS=0: every piece a run of its own (what joining runs gains, measured).
+bool join_runs() {
+  static const bool join = [] {
+    const char *v = std::getenv("MPIX_ST_DTYPE_RUNS");
+    return !(v && *v && std::strtoull(v, nullptr, 10) == 0);
+  }();
+  return join;
+}
 
 uint64_t limit_bytes() {
   static const uint64_t mib = [] {
@@ -68,15 +79,14 @@ struct Arena {
     }
     return nullptr;
   }
-  // Copies `n` pairs in; returns the address the stream reads, and the host's view.
-  Result store(const std::vector<work::Pair> &pairs, uint64_t *address, const work::Pair **host) {
-    const uint64_t bytes = pairs.size() * sizeof(work::Pair);
+  // Copies `runs` in; returns the address the stream reads.
+  Result store(const std::vector<work::Run> &runs, uint64_t *address) {
+    const uint64_t bytes = runs.size() * sizeof(work::Run);
     if (Result r = reserve(bytes)) return r;
     const gpu::HostMapped &m = chunks.back();
     const uint64_t at = carve.take(bytes);
-    std::memcpy(static_cast<char *>(m.host) + at, pairs.data(), bytes);
+    std::memcpy(static_cast<char *>(m.host) + at, runs.data(), bytes);
     *address = reinterpret_cast<uint64_t>(static_cast<char *>(m.device) + at);
-    *host = reinterpret_cast<const work::Pair *>(static_cast<char *>(m.host) + at);
     return ok();
   }
 };
@@ -154,13 +164,26 @@ Result build(const PairKey &k, PairList *out) {
   }
   l.align = 16;
   while (l.align > 1 && (bits & (l.align - 1))) l.align >>= 1;
-  // Large pairs first: the kernel moves them with the whole grid, the rest with small groups.
-  std::stable_partition(pairs.begin(), pairs.end(), [](const work::Pair &p) { return p.bytes >= work::kPairLarge; });
-  for (const work::Pair &p : pairs) l.large += p.bytes >= work::kPairLarge;
+  // Large pieces first, a run each: the kernel moves them one by one with the whole grid (a list
+  // entry per 8 KiB or more costs nothing worth saving, and a loop over a run's pieces there
+  // made the kernel spill registers). The rest join in runs, moved by small groups of threads.
+  const auto large_end = std::stable_partition(pairs.begin(), pairs.end(),
+                                               [](const work::Pair &p) { return p.bytes >= work::kPairLarge; });
+  const size_t large = static_cast<size_t>(large_end - pairs.begin());
+  std::vector<work::Run> runs = to_runs(pairs.data(), large, false);
+  l.large = runs.size();
+  const std::vector<work::Run> small = to_runs(pairs.data() + large, pairs.size() - large, join_runs());
+  uint64_t small_bytes = 0;
+  for (size_t i = large; i < pairs.size(); ++i) small_bytes += pairs[i].bytes;
+  l.group_width = work::run_group_width(small_bytes, small.size());
+  runs.insert(runs.end(), small.begin(), small.end());
   l.count = pairs.size();
+  l.runs = runs.size();
   if (l.count == 1) l.single = pairs[0];
-  if (l.count > 1)
-    if (Result r = g_arena.store(pairs, &l.address, &l.host)) return r;
+  if (l.count > 1) {
+    if (Result r = g_arena.store(runs, &l.address)) return r;
+    l.pieces = std::make_shared<const std::vector<work::Pair>>(std::move(pairs));
+  }
   *out = l;
   return ok();
 }
@@ -237,7 +260,7 @@ void place_pair_lists_on_device(gpu::WorkList &list, bool capturing) {
       if (found != g_device.by_list.end()) {
         it.a = found->second;
       } else if (!capturing) {
-        if (const uint64_t d = g_device.copy_of(it.a, it.b * sizeof(work::Pair))) it.a = d;
+        if (const uint64_t d = g_device.copy_of(it.a, it.b * sizeof(work::Run))) it.a = d;
       }
     }
 }

@@ -1,6 +1,8 @@
 // Pair lists of derived-datatype RMA operations: the intersection of the origin's and the
 // target's segmentations (both walked in signature order), as (dst offset, src offset, length)
-// pieces that one work item walks (work::kCopyPairs, work::kAccumulatePairs).
+// pieces. The stream walks them as runs of evenly spaced pieces (piece_runs.h; one work item,
+// work::kCopyPairs or work::kAccumulatePairs, and its kPairList); the network path takes the
+// pieces one by one.
 //
 // Lists are cached per (origin type, origin count, target type, target count, direction), so an
 // exchange that uses the same types every epoch builds nothing after its first. A list the
@@ -8,13 +10,16 @@
 // allocated here, in recording, never while a list is enqueued or captured. Enqueued work and
 // captured graphs may read a list at any later time, so list memory is never freed: it lives
 // as long as the process, up to MPIX_ST_DTYPE_LIST_MIB (default 256) in all, beyond which
-// operations needing a new list fail with the library's resource error class.
+// operations needing a new list fail with the library's resource error class. The pieces the host
+// reads are ordinary memory, shared by the cached entry and its copies.
 #pragma once
 #include <mpi.h>
 
 #include "../gpu/backend.h"
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "../../kernels/work_items.h"
 #include "result.h"
@@ -30,11 +35,13 @@ struct PairKey {
 };
 
 struct PairList {
-  uint64_t count = 0;     // pairs
-  uint64_t large = 0;     // the first `large` pairs have at least work::kPairLarge bytes
-  uint64_t address = 0;   // where the stream reads them (count > 1)
-  const work::Pair *host = nullptr;  // the same pairs, where the host reads them (count > 1)
-  work::Pair single{};    // the pair, when count == 1 (no list needed)
+  uint64_t count = 0;     // pieces
+  uint64_t runs = 0;      // runs of them the stream walks (count > 1)
+  uint64_t large = 0;     // the first `large` runs are pieces of at least work::kPairLarge bytes
+  uint32_t group_width = 1;  // threads the stream's walker gives each of the other runs
+  uint64_t address = 0;   // where the stream reads the runs (count > 1)
+  std::shared_ptr<const std::vector<work::Pair>> pieces;  // the pieces, for the host (count > 1)
+  work::Pair single{};    // the piece, when count == 1 (no list needed)
   uint64_t bytes = 0;     // data moved
   int64_t target_lo = 0, target_hi = 0;  // bytes [lo, hi) around the target address it touches
   int64_t origin_lo = 0, origin_hi = 0;  // the same around the origin address
@@ -42,8 +49,8 @@ struct PairList {
   MPI_Datatype origin_element = MPI_DATATYPE_NULL, target_element = MPI_DATATYPE_NULL;  // one basic type, or null
 };
 
-// The pairs of `l` as the host reads them (its `single` pair, or its list).
-inline const work::Pair *host_pairs(const PairList &l) { return l.count == 1 ? &l.single : l.host; }
+// The pieces of `l` as the host reads them (its `single` piece, or its list).
+inline const work::Pair *host_pairs(const PairList &l) { return l.count == 1 ? &l.single : l.pieces->data(); }
 
 // The list of `key` (built on first use). MPI_ERR_TYPE where the signatures differ or a type is
 // not supported; the resource class where list memory is exhausted.

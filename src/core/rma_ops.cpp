@@ -159,8 +159,9 @@ Result record_derived(Window &w, const RmaRequest &q, const std::string &who) {
   work::Item list{};
   list.kind = work::kPairList;
   list.a = l.address;
-  list.b = l.count;
+  list.b = l.runs;
   list.bytes = l.large;
+  list.peer = static_cast<int32_t>(l.group_width);
   push_local(w, q.target_rank, reads_target, it, &list);
   return ok();
 }

@@ -506,7 +506,7 @@ class DeviceBackend final : public Backend {
       p.h.trace_addr = reinterpret_cast<uint64_t>(trace_);
       uint16_t *counts[6] = {&p.h.nlead, &p.h.nwait, &p.h.ncopy, &p.h.nsignal, &p.h.ntrail, &p.h.ncount};
       size_t n = 0;
-      uint64_t bytes = 0, pairs = 0;
+      uint64_t bytes = 0, runs = 0;
       const bool after_trailing_waits = part >= second_phase;
       for (; part < nparts; ++part, index = 0) {
         if (part == second_phase && !after_trailing_waits) break;  // trailing ops: a launch of their own
@@ -516,10 +516,10 @@ class DeviceBackend final : public Backend {
           // An item and its companion (a pairs list, a line tag or area) share a launch.
           if (work::has_companion(v[index].kind) && n + 1 == work::kItemsPerLaunch) break;
           p.items[n] = v[index];
-          // Data moved sizes the grid (a kPairList's `bytes` counts pairs, its head has the bytes).
+          // Data moved sizes the grid (a kPairList's `b` counts runs, its head has the bytes).
           const uint8_t kind = v[index].kind;
           if (slot == 2 && kind != work::kStore2 && !work::is_companion(kind)) bytes += v[index].bytes;
-          if (kind == work::kPairList) pairs += v[index].b;
+          if (kind == work::kPairList) runs += v[index].b;
           ++*counts[slot];
         }
         if (index < v.size()) break;  // this launch is full; the rest goes in the next
@@ -532,9 +532,10 @@ class DeviceBackend final : public Backend {
       const bool one_block = ordered && !after_trailing_waits;
       p.h.bits = bits | (one_block ? work::kOrdered : 0) | (after_trailing_waits ? work::kSkipIfWatchdogFired : 0) |
                  (list.captured ? work::kCheckAlive : 0) | (no_data ? work::kNoData : 0);
-      // Derived-datatype lists of many short pieces are bound by the pieces' latency, not by bytes:
-      // enough blocks that each group of threads handles a few pieces (epoch_kernel.cu, walk_pairs).
-      const uint64_t want = std::max({bytes / bytes_per_block_, pairs / pairs_per_block_,
+      // Derived-datatype lists of many short runs are bound by their latency, not by bytes: a
+      // block per pairs_per_block_ runs. Not per thread the runs take: every thread of a launch
+      // walks every item, so blocks beyond the work cost instructions (README, Derived datatypes).
+      const uint64_t want = std::max({bytes / bytes_per_block_, runs / pairs_per_block_,
                                       std::min<uint64_t>(spread_blocks_, bytes / kSpreadBlockBytes)});
       int blocks = one_block ? 1 : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, want)));
       // The last of the blocks resets its ticket, so a replay of a captured launch finds it at 0.
@@ -647,7 +648,7 @@ class DeviceBackend final : public Backend {
   int max_blocks_ = 64;
   static constexpr uint64_t kCopyBlockKib = 16;
   uint64_t bytes_per_block_ = kCopyBlockKib * 1024;
-  uint64_t pairs_per_block_ = 512;  // pieces per block of a derived-datatype list (MPIX_ST_PAIRS_PER_BLOCK)
+  uint64_t pairs_per_block_ = 512;  // runs per block of a derived-datatype list (MPIX_ST_PAIRS_PER_BLOCK)
   static constexpr uint64_t kSpreadBlocks = 64, kSpreadBlockBytes = 4096;
   uint64_t spread_blocks_ = kSpreadBlocks;  // MPIX_ST_COPY_SPREAD_BLOCKS
   uint64_t copy_engine_bytes_ = 128ull << 20;

@@ -177,49 +177,55 @@ bool run_op(const Item &it, std::string *why) {
   accumulate_dispatch(dst, src, it.bytes, it.dtype, it.op, true);
   return true;
 }
-// A pairs item (work::kCopyPairs, kAccumulatePairs) with the list of the kPairList item after it:
-// each pair as a copy or accumulate of its own, through cross-memory attach where the item says.
+// A pairs item (work::kCopyPairs, kAccumulatePairs) with the runs of the kPairList item after it:
+// each piece as a copy or accumulate of its own, through cross-memory attach where the item says.
 // Copies of pieces through cross-memory attach, many pieces per system call: one call per piece
 // made Faces --datatypes (faces of one-double pieces) several times slower on the host backend.
 // A short transfer (the kernel may stop early) redoes its batch piece by piece; copying a piece
 // twice is harmless.
-bool cma_pairs(const Item &head, const work::Pair *pairs, uint64_t n, std::string *why) {
+bool cma_runs(const Item &head, const work::Run *runs, uint64_t n, std::string *why) {
   const bool write = head.flags & work::kDstRemoteCma;
   constexpr size_t kBatch = 1024;  // IOV_MAX on Linux
   struct iovec local[kBatch], remote[kBatch];
-  for (uint64_t first = 0; first < n; first += kBatch) {
-    const size_t m = static_cast<size_t>(std::min<uint64_t>(kBatch, n - first));
-    uint64_t total = 0;
-    for (size_t k = 0; k < m; ++k) {
-      const work::Pair &p = pairs[first + k];
-      const uint64_t dst = head.a + static_cast<uint64_t>(p.dst), src = head.b + static_cast<uint64_t>(p.src);
-      local[k] = {reinterpret_cast<void *>(write ? src : dst), p.bytes};
-      remote[k] = {reinterpret_cast<void *>(write ? dst : src), p.bytes};
-      total += p.bytes;
-    }
+  size_t m = 0;
+  uint64_t total = 0;
+  auto flush = [&]() {
     const ssize_t got = write ? process_vm_writev(head.peer, local, m, remote, m, 0)
                               : process_vm_readv(head.peer, local, m, remote, m, 0);
-    if (got >= 0 && static_cast<uint64_t>(got) == total) continue;
-    for (size_t k = 0; k < m; ++k)
-      if (!cma_transfer(write, head.peer, local[k].iov_base, reinterpret_cast<uint64_t>(remote[k].iov_base),
-                        local[k].iov_len, why))
-        return false;
-  }
-  return true;
+    bool ok = true;
+    if (got < 0 || static_cast<uint64_t>(got) != total)
+      for (size_t k = 0; ok && k < m; ++k)
+        ok = cma_transfer(write, head.peer, local[k].iov_base, reinterpret_cast<uint64_t>(remote[k].iov_base),
+                          local[k].iov_len, why);
+    m = 0, total = 0;
+    return ok;
+  };
+  for (uint64_t i = 0; i < n; ++i)
+    for (uint64_t k = 0; k < runs[i].count; ++k) {
+      const work::Pair p = work::piece_of(runs[i], k);
+      const uint64_t dst = head.a + static_cast<uint64_t>(p.dst), src = head.b + static_cast<uint64_t>(p.src);
+      local[m] = {reinterpret_cast<void *>(write ? src : dst), p.bytes};
+      remote[m] = {reinterpret_cast<void *>(write ? dst : src), p.bytes};
+      total += p.bytes;
+      if (++m == kBatch && !flush()) return false;
+    }
+  return m == 0 || flush();
 }
 
 bool run_pairs(const Item &head, const Item &list, std::string *why) {
-  const auto *pairs = reinterpret_cast<const work::Pair *>(list.a);
+  const auto *runs = reinterpret_cast<const work::Run *>(list.a);
   if (head.kind == work::kCopyPairs && (head.flags & (work::kDstRemoteCma | work::kSrcRemoteCma)))
-    return cma_pairs(head, pairs, list.b, why);
-  for (uint64_t i = 0; i < list.b; ++i) {
-    Item one = head;
-    one.kind = head.kind == work::kCopyPairs ? work::kCopy : work::kAccumulate;
-    one.a = head.a + static_cast<uint64_t>(pairs[i].dst);
-    one.b = head.b + static_cast<uint64_t>(pairs[i].src);
-    one.bytes = pairs[i].bytes;
-    if (!run_op(one, why)) return false;
-  }
+    return cma_runs(head, runs, list.b, why);
+  for (uint64_t i = 0; i < list.b; ++i)
+    for (uint64_t k = 0; k < runs[i].count; ++k) {
+      const work::Pair p = work::piece_of(runs[i], k);
+      Item one = head;
+      one.kind = head.kind == work::kCopyPairs ? work::kCopy : work::kAccumulate;
+      one.a = head.a + static_cast<uint64_t>(p.dst);
+      one.b = head.b + static_cast<uint64_t>(p.src);
+      one.bytes = p.bytes;
+      if (!run_op(one, why)) return false;
+    }
   return true;
 }
 
