@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "kernels.h"
 
@@ -25,9 +26,24 @@ void launch_check(const char *what) {
 
 unsigned blocks_for(int64_t threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
 
-cudaStream_t as_stream(void *stream) { return static_cast<cudaStream_t>(stream); }
+// --launch-overlap (set once, before the first launch): every launch lets the kernel be scheduled
+// while the kernel before it on the stream still runs (programmatic dependent launch).
+bool g_overlap = false;
+
+// Every kernel's first statement. Launched with overlap, the kernel's blocks may start while the
+// previous kernel on the stream runs: this waits on the device for that kernel's completion and
+// memory (what a kernel boundary gives) before anything is read or stored, and only then lets the
+// next launch be scheduled, so at most two grids of the stream are resident. Launched plainly, or
+// built for a device before sm_90, both are no-ops: the stream already ordered the launch.
+__device__ inline void follow_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 
 __global__ void init_kernel(Shape s, Placement p, double scale, double *u) {
+  follow_previous_kernel();
   const int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (t >= s.points()) return;
   int64_t rest = t;
@@ -40,6 +56,7 @@ __global__ void init_kernel(Shape s, Placement p, double scale, double *u) {
 // One pass of the interior sum: thread t handles one pair of copies across an element boundary
 // normal to dimension d.
 __global__ void interior_kernel(Shape s, int d, int64_t pairs, double *u) {
+  follow_previous_kernel();
   const int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (t >= pairs) return;
   int64_t rest = t;
@@ -72,6 +89,7 @@ __device__ inline bool locate(const RegionList &regions, int64_t t, int *j, int6
 }
 
 __global__ void pack_kernel(Shape s, RegionList regions, const double *u, double *buf) {
+  follow_previous_kernel();
   int j;
   int64_t k;
   if (!locate(regions, blockIdx.x * int64_t(blockDim.x) + threadIdx.x, &j, &k)) return;
@@ -82,6 +100,7 @@ __global__ void pack_kernel(Shape s, RegionList regions, const double *u, double
 // Edge and corner copies belong to several regions: atomic adds keep them race-free (every sum
 // is exact, so their order does not change the result).
 __global__ void unpack_kernel(Shape s, RegionList regions, double *u, const double *buf) {
+  follow_previous_kernel();
   int j;
   int64_t k;
   if (!locate(regions, blockIdx.x * int64_t(blockDim.x) + threadIdx.x, &j, &k)) return;
@@ -95,37 +114,77 @@ int64_t total_copies(const RegionList &regions) {
   return n;
 }
 
+// Launches `kernel` with a thread per item on `stream`, with overlap when --launch-overlap is on.
+template <typename... Params, typename... Args>
+void launch(const char *what, void (*kernel)(Params...), int64_t threads, void *stream, Args... args) {
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(blocks_for(threads));
+  config.blockDim = dim3(kThreads);
+  config.stream = static_cast<cudaStream_t>(stream);
+  config.attrs = attr;
+  config.numAttrs = g_overlap ? 1 : 0;
+  (void)cudaLaunchKernelEx(&config, kernel, args...);
+  launch_check(what);
+}
+
+// Whether `kernel` was built with the dependency wait: a kernel without it must never be launched
+// with overlap (it could read what the kernel before it has not yet written).
+bool built_to_follow(const void *kernel) {
+  cudaFuncAttributes f{};
+  if (cudaFuncGetAttributes(&f, kernel) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return f.ptxVersion >= 90 && f.binaryVersion >= 90;
+}
+
 }  // namespace
+
+std::string launch_overlap_unavailable() {
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "the device's compute capability is unknown";
+  }
+  if (major < 9) return "the device's compute capability is below 9.0";
+  const void *kernels[] = {reinterpret_cast<const void *>(init_kernel), reinterpret_cast<const void *>(interior_kernel),
+                           reinterpret_cast<const void *>(pack_kernel), reinterpret_cast<const void *>(unpack_kernel)};
+  for (const void *k : kernels)
+    if (!built_to_follow(k)) return "the kernels were not built for sm_90 or later";
+  return "";
+}
+
+void set_launch_overlap(bool on) { g_overlap = on; }
 
 unsigned long long launches() { return g_launches.load(); }
 
 void init_field(const Shape &s, const Placement &p, double scale, double *u, void *stream) {
   if (s.points() == 0) return;
-  init_kernel<<<blocks_for(s.points()), kThreads, 0, as_stream(stream)>>>(s, p, scale, u);
-  launch_check("init");
+  launch("init", init_kernel, s.points(), stream, s, p, scale, u);
 }
 
 void interior_sum(const Shape &s, double *u, void *stream) {
   for (int d = 0; d < 3; ++d) {
     const int64_t pairs = int64_t(s.m[d] - 1) * (s.points() / (int64_t(s.m[d]) * s.n));
     if (pairs <= 0) continue;
-    interior_kernel<<<blocks_for(pairs), kThreads, 0, as_stream(stream)>>>(s, d, pairs, u);
-    launch_check("interior sum");
+    launch("interior sum", interior_kernel, pairs, stream, s, d, pairs, u);
   }
 }
 
 void pack(const Shape &s, const RegionList &regions, const double *u, double *buf, void *stream) {
   const int64_t n = total_copies(regions);
   if (n == 0) return;
-  pack_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(s, regions, u, buf);
-  launch_check("pack");
+  launch("pack", pack_kernel, n, stream, s, regions, u, buf);
 }
 
 void unpack_add(const Shape &s, const RegionList &regions, double *u, const double *buf, void *stream) {
   const int64_t n = total_copies(regions);
   if (n == 0) return;
-  unpack_kernel<<<blocks_for(n), kThreads, 0, as_stream(stream)>>>(s, regions, u, buf);
-  launch_check("unpack");
+  launch("unpack", unpack_kernel, n, stream, s, regions, u, buf);
 }
 
 }  // namespace faces::kernels

@@ -57,6 +57,10 @@ void enqueue(void *stream, const Key &key, std::function<void()> work) {
 
 unsigned long long launches() { return g_launches.load(); }
 
+std::string launch_overlap_unavailable() { return "the host backend runs tasks, not kernels"; }
+
+void set_launch_overlap(bool) {}
+
 void init_field(const Shape &s, const Placement &p, double scale, double *u, void *stream) {
   enqueue(stream, Key{0, u, &s, &p, scale}, [=] {
     int e[3], i[3];

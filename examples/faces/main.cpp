@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "grid.h"
+#include "kernels.h"
 #include "modes.h"
 #include "options.h"
 #include "plan.h"
@@ -44,6 +45,22 @@ bool devices_shared(const NodePlace &p, int ranks_per_device, MPI_Comm comm) {
   int any = 0;
   MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, comm);
   return any != 0;
+}
+
+// --launch-overlap: on only where every rank can have it; "off: why" otherwise (rank 0's reason,
+// or that another rank lacks it). Where ranks share a device it stays off, as the library's own
+// launch overlap does: a grid waiting for its predecessor holds blocks that a peer's kernel on
+// that device may need.
+std::string decide_launch_overlap(bool asked, bool shared, MPI_Comm comm) {
+  if (!asked) return "off";
+  std::string why = faces::kernels::launch_overlap_unavailable();
+  if (why.empty() && shared) why = "ranks share a device";
+  const int mine = why.empty() ? 1 : 0;
+  int all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (!all && why.empty()) why = "another rank cannot have it";
+  faces::kernels::set_launch_overlap(all != 0);
+  return all ? "on" : "off: " + why;
 }
 
 std::string mpi_library_version() {
@@ -111,6 +128,8 @@ int main(int argc, char **argv) {
   run.mpi_library = mpi_library_version();
   run.vendor_library = faces::vendor_library_version();
   run.devices = device_names(MPI_COMM_WORLD);
+  const bool shared = devices_shared(place, o.ranks_per_gpu, MPI_COMM_WORLD);
+  run.launch_overlap = decide_launch_overlap(o.launch_overlap, shared, MPI_COMM_WORLD);
   if (rank == 0) faces::print_header(run);
   if (rank == 0 && 3 * o.exchanges() > 2000)
     std::fprintf(stderr, "faces: note: beyond ~650 exchanges per block the reference check loses precision\n");
@@ -121,7 +140,6 @@ int main(int argc, char **argv) {
   std::vector<std::string> modes = o.mode == "all" ? faces::all_modes() : std::vector<std::string>{o.mode};
   std::vector<faces::ModeResult> results;
   bool all_passed = true;
-  const bool shared = devices_shared(place, o.ranks_per_gpu, MPI_COMM_WORLD);
   // The node's cores, shared among its ranks, check the large inputs' gigabytes in seconds.
   const int check_threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / place.local_ranks);
   for (const std::string &mode : modes) {

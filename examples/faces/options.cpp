@@ -37,7 +37,7 @@ bool check_numbers(const Options &o, std::string *error) {
 
 const char *usage() {
   return "usage: faces [--mode p2p|rma|st|nccl|all] [--periodic] [--ranks-per-gpu K] [--throttle-sync K]\n"
-         "             [--graph] [--datatypes] [--st-windows 1|2] [--json FILE]\n"
+         "             [--graph] [--datatypes] [--launch-overlap] [--st-windows 1|2] [--json FILE]\n"
          "             lx ly lz mx my mz n niface niel nshare\n"
          "  --datatypes rma and st: put each face, edge and corner straight from the field through an\n"
          "              MPI derived datatype (no pack kernel); the received\n"
@@ -45,6 +45,11 @@ const char *usage() {
          "  --graph     st and nccl: capture one block of exchanges into a graph (the same kernels and\n"
          "              calls) after running the warm-up block eagerly, and replay it for every timed\n"
          "              block; p2p and rma stay eager (they are host-driven)\n"
+         "  --launch-overlap  every mode: Faces' own kernels (pack, unpack, sums) are launched so that\n"
+         "              each may be scheduled while the kernel before it on the stream runs and waits\n"
+         "              on the device for it (CUDA programmatic dependent launch, compute capability\n"
+         "              9.0+, one rank per device); whether a library's kernel after them gains\n"
+         "              depends on how that library launches it. Off elsewhere (the header says why)\n"
          "  --st-windows W  st: 2 (default): two windows over two receive buffers, used in turn; each\n"
          "              exchange posts the next exchange's window before its own complete, so peers\n"
          "              find it exposed; 1: one window, posted in each exchange\n"
@@ -90,6 +95,8 @@ bool parse_options(int argc, char **argv, Options *o, std::string *error) {
       o->graph = true;
     } else if (std::strcmp(arg, "--datatypes") == 0) {
       o->datatypes = true;
+    } else if (std::strcmp(arg, "--launch-overlap") == 0) {
+      o->launch_overlap = true;
     } else if (std::strcmp(arg, "--json") == 0 && has_value) {
       o->json = argv[++a];
     } else {

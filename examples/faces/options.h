@@ -1,5 +1,5 @@
 // Command line: [--mode p2p|rma|st|nccl|all] [--periodic] [--ranks-per-gpu K] [--throttle-sync K]
-//               [--graph] [--datatypes] [--st-windows 1|2] [--json FILE]
+//               [--graph] [--datatypes] [--launch-overlap] [--st-windows 1|2] [--json FILE]
 //               lx ly lz mx my mz n niface niel nshare
 #pragma once
 #include <string>
@@ -16,6 +16,7 @@ struct Options {
   int throttle_sync = 0;     // st: synchronise the stream every K exchanges (0: once per block)
   bool graph = false;        // st, nccl: capture a block of exchanges once, replay it per block
   bool datatypes = false;    // rma, st: put each region from the field through a derived type
+  bool launch_overlap = false;  // Faces' own kernels launched so they may overlap the kernel before
   int st_windows = 2;        // st: 2 = two windows in turn, each exchange posting the next one's
   std::string json;          // empty: no JSON file
   Vec3 ranks{};              // lx ly lz

@@ -57,6 +57,10 @@ void print_header(const RunInfo &run) {
                 "derived datatypes (no pack kernel); the received copies stay contiguous in the window and the "
                 "unpack-add kernel sums them into the field (a put cannot add); p2p and nccl still pack\n");
   if (o.graph) std::printf("faces: --graph: st and nccl replay one captured block; p2p and rma stay eager\n");
+  if (o.launch_overlap)
+    std::printf("faces: --launch-overlap: %s (Faces' own kernels, in every mode; each library launches its own "
+                "kernels as it does)\n",
+                run.launch_overlap.c_str());
   std::printf("faces: mpix-st %d.%d backend %s, device %s, %s%s%s\n", MPIX_ST_VERSION_MAJOR, MPIX_ST_VERSION_MINOR,
               run.backend.c_str(), run.devices.empty() ? "?" : run.devices[0].c_str(), run.mpi_library.c_str(),
               run.vendor_library.empty() ? "" : ", ", run.vendor_library.c_str());
@@ -99,7 +103,8 @@ bool write_json(const std::string &path, const RunInfo &run, const std::vector<M
     << ", \"n\": " << o.n << ", \"niface\": " << o.niface << ", \"niel\": " << o.niel << ", \"nshare\": " << o.nshare
     << ", \"interior\": " << (o.interior() ? "true" : "false") << ", \"ranks_per_gpu\": " << o.ranks_per_gpu
     << ", \"throttle_sync\": " << o.throttle_sync << ", \"graph\": " << (o.graph ? "true" : "false")
-    << ", \"datatypes\": " << (o.datatypes ? "true" : "false") << ", \"st_windows\": " << o.st_windows
+    << ", \"datatypes\": " << (o.datatypes ? "true" : "false")
+    << ", \"launch_overlap\": " << quoted(run.launch_overlap) << ", \"st_windows\": " << o.st_windows
     << ", \"mode\": " << quoted(o.mode) << "},\n";
   j << "  \"versions\": {\"mpix_st\": \"" << MPIX_ST_VERSION_MAJOR << "." << MPIX_ST_VERSION_MINOR
     << "\", \"backend\": " << quoted(run.backend) << ", \"mpi_library\": " << quoted(run.mpi_library)

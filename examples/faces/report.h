@@ -17,6 +17,7 @@ struct RunInfo {
   std::string mpi_library;    // MPI_Get_library_version, first line
   std::string vendor_library;  // NCCL's version where the nccl mode is built
   std::vector<std::string> devices;  // by rank
+  std::string launch_overlap = "off";  // --launch-overlap: "on", "off", or "off: why"
 };
 
 void print_header(const RunInfo &run);

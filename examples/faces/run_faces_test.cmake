@@ -1,7 +1,8 @@
 # Runs one Faces test: cmake -DMPIEXEC=.. -DNP_FLAG=.. -DPREFLAGS=.. -DRANKS=n -DFACES=path
 #   -DMODES=m1,m2 "-DARGS=faces arguments" [-DREFUSAL=text] -P run_faces_test.cmake
 # Passes when faces exits 0 and reports every listed mode passed on every rank (in its JSON file
-# too, where ARGS has --json), or, with REFUSAL, when it exits non-zero saying that text.
+# too, where ARGS has --json), or, with REFUSAL, when it exits non-zero saying that text. The
+# test's environment may add FACES_EXPECT: text the output must hold as well.
 separate_arguments(faces_args UNIX_COMMAND "${ARGS}")
 separate_arguments(pre UNIX_COMMAND "${PREFLAGS}")
 execute_process(COMMAND ${MPIEXEC} ${NP_FLAG} ${RANKS} ${pre} ${FACES} ${faces_args}
@@ -19,6 +20,12 @@ if(REFUSAL)
 endif()
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "faces exited with ${rc}")
+endif()
+if(DEFINED ENV{FACES_EXPECT})
+  string(FIND "${out}" "$ENV{FACES_EXPECT}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "the output does not say '$ENV{FACES_EXPECT}'")
+  endif()
 endif()
 string(REPLACE "," ";" modes "${MODES}")
 foreach(mode IN LISTS modes)
