@@ -142,6 +142,18 @@ __device__ void accumulate_range(T *dst, const T *src, uint64_t n, uint8_t op, u
   }
 }
 
+// An accumulate's element type and the unsigned type of its width (the atomics' operand): calls
+// f(T{}, Bits{}) with the pair the item's dtype names, for every accumulate path of this kernel.
+template <typename F>
+__device__ void with_element_type(uint8_t dtype, F &&f) {
+  switch (dtype) {
+    case mpix::work::kInt32: f(int32_t{}, 0u); break;
+    case mpix::work::kInt64: f(0ll, 0ull); break;
+    case mpix::work::kFloat: f(0.0f, 0u); break;
+    default: f(0.0, 0ull); break;
+  }
+}
+
 // `bytes` at dst and src: a copy, or an accumulate of the item's element type and op.
 __device__ void move_bytes(const Item &it, bool acc, char *dst, const char *src, uint64_t bytes, uint64_t tid,
                            uint64_t nthreads) {
@@ -149,26 +161,11 @@ __device__ void move_bytes(const Item &it, bool acc, char *dst, const char *src,
     copy_bytes(dst, src, bytes, tid, nthreads);
     return;
   }
-  switch (it.dtype) {
-    case mpix::work::kInt32:
-      accumulate_range<int32_t, unsigned int>(reinterpret_cast<int32_t *>(dst), reinterpret_cast<const int32_t *>(src),
-                                              bytes / 4, it.op, tid, nthreads);
-      break;
-    case mpix::work::kInt64:
-      accumulate_range<long long, unsigned long long>(reinterpret_cast<long long *>(dst),
-                                                      reinterpret_cast<const long long *>(src), bytes / 8, it.op, tid,
-                                                      nthreads);
-      break;
-    case mpix::work::kFloat:
-      accumulate_range<float, unsigned int>(reinterpret_cast<float *>(dst), reinterpret_cast<const float *>(src),
-                                            bytes / 4, it.op, tid, nthreads);
-      break;
-    default:
-      accumulate_range<double, unsigned long long>(reinterpret_cast<double *>(dst),
-                                                   reinterpret_cast<const double *>(src), bytes / 8, it.op, tid,
-                                                   nthreads);
-      break;
-  }
+  with_element_type(it.dtype, [&](auto t, auto bits) {
+    using T = decltype(t);
+    accumulate_range<T, decltype(bits)>(reinterpret_cast<T *>(dst), reinterpret_cast<const T *>(src), bytes / sizeof(T),
+                                        it.op, tid, nthreads);
+  });
 }
 
 // The items of a launch hand their work to the threads round-robin: each item starts at the
@@ -194,7 +191,7 @@ __device__ uint64_t work_units(bool acc, const Item &it, uint64_t bytes) {
 
 // A derived-datatype item (kCopyPairs, kAccumulatePairs) and its kPairList of runs (work_items.h):
 // the large pieces (first, a run each) with the whole grid one after the other, then the small
-// runs by groups of threads as wide as the list says (run_group_width), one run per group at a
+// runs by groups of threads as wide as the list says (run_group_shift), one run per group at a
 // time, the group's threads sharing the run's units.
 // Offset of unit u of a run whose pieces hold `per` units of `unit` bytes each, `stride` apart.
 __device__ inline int64_t run_unit_offset(uint32_t u, uint32_t per, uint32_t unit, int32_t stride) {
@@ -243,20 +240,9 @@ __device__ void accumulate_run_elements(char *dst, const char *src, const mpix::
 }
 __device__ void accumulate_run(const Item &it, char *dst, const char *src, const mpix::work::Run &r, uint32_t lane,
                                uint32_t width) {
-  switch (it.dtype) {
-    case mpix::work::kInt32:
-      accumulate_run_elements<int32_t, unsigned int>(dst, src, r, it.op, lane, width);
-      break;
-    case mpix::work::kInt64:
-      accumulate_run_elements<long long, unsigned long long>(dst, src, r, it.op, lane, width);
-      break;
-    case mpix::work::kFloat:
-      accumulate_run_elements<float, unsigned int>(dst, src, r, it.op, lane, width);
-      break;
-    default:
-      accumulate_run_elements<double, unsigned long long>(dst, src, r, it.op, lane, width);
-      break;
-  }
+  with_element_type(it.dtype, [&](auto t, auto bits) {
+    accumulate_run_elements<decltype(t), decltype(bits)>(dst, src, r, it.op, lane, width);
+  });
 }
 __device__ void walk_runs(const Item &head, const Item &list, uint64_t tid, uint64_t nthreads, ThreadCursor &cursor) {
   const auto *runs = reinterpret_cast<const mpix::work::Run *>(list.a);
@@ -270,8 +256,8 @@ __device__ void walk_runs(const Item &head, const Item &list, uint64_t tid, uint
     cursor.advance(work_units(acc, head, r.bytes), nthreads);
   }
   const uint32_t nthreads32 = static_cast<uint32_t>(nthreads), tid32 = static_cast<uint32_t>(tid);
-  // Groups of 1, 8 or 32 threads: shifts, not divisions (see ThreadCursor).
-  const uint32_t shift = list.peer == 1 ? 0 : list.peer == 8 ? 3 : 5, width = 1u << shift;
+  // Groups of 1 << shift threads (run_group_shift): shifts, not divisions (see ThreadCursor).
+  const uint32_t shift = static_cast<uint32_t>(list.peer), width = 1u << shift;
   const uint32_t groups = nthreads32 >> shift;
   const uint32_t at_group = cursor.at >> shift, first_group = at_group >= groups ? at_group - groups : at_group;
   cursor.advance((n - large) << shift, nthreads32);

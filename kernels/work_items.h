@@ -39,7 +39,7 @@ enum ItemKind : uint8_t {
   kAccumulatePairs = 10, // the same, element-wise op(dst, src) as kAccumulate (dtype, op)
   kPairList = 11,        // the pieces of the item before: a = address of Run[b] the stream can read;
                          // its first `bytes` runs are large pieces (kPairLarge), the rest small runs,
-                         // each taken by `peer` threads (run_group_width)
+                         // each taken by a group of 1 << `peer` threads (run_group_shift)
   // Line puts (see LineArea below). Each is followed by its companion item, as a pairs item is.
   kPutLines = 12,   // ops: `bytes` (<= kLinePutMaxBytes) from b as lines into the target's line area at a
   kLineTag = 13,    // its companion: a = the target window offset; the value (item_value) is the epoch
@@ -91,11 +91,12 @@ static_assert(sizeof(Run) == 32, "Run is read by the kernels");
 constexpr uint32_t kRunMaxPieces = 32;                  // a group's threads, one piece each
 constexpr uint64_t kRunMaxBytes = 512;                  // a group's threads, one 16-byte unit each
 constexpr uint64_t kRunPieceCut = uint64_t(1) << 30;    // pieces of 2 GiB and more are cut to this
-// Threads of a group that takes a run, by the list's average small run: one for runs of one or
-// two elements, so few threads idle. The kPairList item carries it (its `peer`).
-MPIX_HOST_DEVICE inline uint32_t run_group_width(uint64_t small_bytes, uint64_t small_runs) {
+// Threads of a group that takes a run, as a power of two, by the list's average small run: one
+// thread for runs of one or two elements, so few threads idle; 8; or a warp. The kPairList item
+// carries the exponent (its `peer`), so the walker's group arithmetic is shifts.
+MPIX_HOST_DEVICE inline uint32_t run_group_shift(uint64_t small_bytes, uint64_t small_runs) {
   const uint64_t avg = small_runs ? small_bytes / small_runs : 0;
-  return avg <= 16 ? 1 : avg <= 128 ? 8 : 32;
+  return avg <= 16 ? 0 : avg <= 128 ? 3 : 5;
 }
 // Piece `k` of run `r` (k < r.count).
 MPIX_HOST_DEVICE inline Pair piece_of(const Run &r, uint64_t k) {

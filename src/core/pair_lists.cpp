@@ -175,7 +175,7 @@ Result build(const PairKey &k, PairList *out) {
   const std::vector<work::Run> small = to_runs(pairs.data() + large, pairs.size() - large, join_runs());
   uint64_t small_bytes = 0;
   for (size_t i = large; i < pairs.size(); ++i) small_bytes += pairs[i].bytes;
-  l.group_width = work::run_group_width(small_bytes, small.size());
+  l.group_shift = work::run_group_shift(small_bytes, small.size());
   runs.insert(runs.end(), small.begin(), small.end());
   l.count = pairs.size();
   l.runs = runs.size();

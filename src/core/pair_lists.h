@@ -38,7 +38,7 @@ struct PairList {
   uint64_t count = 0;     // pieces
   uint64_t runs = 0;      // runs of them the stream walks (count > 1)
   uint64_t large = 0;     // the first `large` runs are pieces of at least work::kPairLarge bytes
-  uint32_t group_width = 1;  // threads the stream's walker gives each of the other runs
+  uint32_t group_shift = 0;  // the stream's walker gives each of the other runs 1 << this many threads
   uint64_t address = 0;   // where the stream reads the runs (count > 1)
   std::shared_ptr<const std::vector<work::Pair>> pieces;  // the pieces, for the host (count > 1)
   work::Pair single{};    // the piece, when count == 1 (no list needed)

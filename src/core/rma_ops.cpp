@@ -161,7 +161,7 @@ Result record_derived(Window &w, const RmaRequest &q, const std::string &who) {
   list.a = l.address;
   list.b = l.runs;
   list.bytes = l.large;
-  list.peer = static_cast<int32_t>(l.group_width);
+  list.peer = static_cast<int32_t>(l.group_shift);
   push_local(w, q.target_rank, reads_target, it, &list);
   return ok();
 }
