@@ -1,7 +1,8 @@
 // src/core/piece_runs.h: a derived datatype's pieces as runs of evenly spaced pieces. Expanding the
 // runs (work::piece_of) must give back every piece, in order; evenly spaced pieces must join (a
 // point-major face is 910 runs, not 26,208 pieces); nothing joins across a change of length or
-// spacing, beyond 32-bit strides, or past work::kRunMaxPieces pieces or work::kRunMaxBytes.
+// spacing, beyond 32-bit strides, or past work::kRunMaxPieces pieces or work::kRunMaxBytes. The
+// walker's group width (work::run_group_shift) stays within a warp.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -141,5 +142,24 @@ TEST_CASE("random piece lists expand back exactly") {
     const std::vector<Run> runs = to_runs(pieces.data(), pieces.size(), true);
     CHECK(runs.size() <= pieces.size());
     check_same(pieces, expand(runs));
+  }
+}
+
+// The walker (kernels/epoch_kernel.cu, walk_runs) splits the grid into groups of 1 << shift
+// threads; a group never outgrows a warp, so every group lies inside one 512-thread block.
+TEST_CASE("run groups: one thread for the shortest runs, a warp at most") {
+  using mpix::work::run_group_shift;
+  CHECK(run_group_shift(0, 0) == 0);
+  CHECK(run_group_shift(8 * 910, 910) == 0);     // runs of one 8-byte piece each
+  CHECK(run_group_shift(26208 * 8, 910) == 5);   // a point-major face: runs of 32 pieces of 8 bytes
+  CHECK(run_group_shift(16 * 10, 10) == 0);      // two elements
+  CHECK(run_group_shift(17 * 10, 10) == 3);
+  CHECK(run_group_shift(128 * 10, 10) == 3);
+  CHECK(run_group_shift(129 * 10, 10) == 5);
+  CHECK(run_group_shift(mpix::work::kRunMaxBytes * 7, 7) == 5);
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t runs = 1 + rng() % 100000, bytes = runs * (1 + rng() % mpix::work::kRunMaxBytes);
+    CHECK(run_group_shift(bytes, runs) <= 5);
   }
 }
