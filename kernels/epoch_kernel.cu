@@ -351,6 +351,13 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
       wait_flags(p, first_wait, p.h.nwait, wait_values) &&
       !((p.h.bits & mpix::work::kSkipIfWatchdogFired) &&
         reinterpret_cast<volatile mpix::work::WatchdogMailbox *>(p.h.mailbox_addr)->fired);
+  // Skipped signals may include a network doorbell: mark the window so that no later ring of it is
+  // forwarded (it would fire this list's operations; work_items.h, skip_addr). The kernel's end
+  // orders the mark before any later kernel's ring.
+  if (!waited && p.h.skip_addr && blockIdx.x == 0 && threadIdx.x == 0) {
+    mpix_store_relaxed_sys(reinterpret_cast<uint64_t *>(p.h.skip_addr), 1);
+    mpix_fence_sys();
+  }
   if (tracer) {
     stamps[1] = mpix_clock_ns();
     // Block 0 hands enter and waited to the finishing block, before the ticket that tells it.

@@ -199,6 +199,10 @@ struct LaunchHeader {
   uint64_t mailbox_addr;   // host-mapped WatchdogMailbox
   uint64_t alive_addr;     // kCheckAlive: the table of live windows (window_alive_slot)
   uint64_t trace_addr;     // MPIX_ST_TRACE: the process's TraceLog (launch_trace.h); 0: off
+  // A list that rings a network doorbell (src/core/remote_epochs.cpp): the host-mapped word it
+  // sets when a wait the watchdog ended skips its signals, so that no later ring of the window is
+  // forwarded to the trigger counter (it would fire the skipped operations). 0: none.
+  uint64_t skip_addr;
 };
 
 // Table of live windows, kept by each backend for replays of captured graphs: entry

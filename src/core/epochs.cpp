@@ -434,11 +434,13 @@ std::string peer_state(uint32_t window_id, int peer) {
          std::to_string(p.pid) + ") is no longer running";
 }
 
-// For a report on a wait for a peer on another node: this rank's side of the network path (a
-// doorbell not rung or not forwarded, a signal not completed here, rule out this side).
+// For a report on a wait for a peer on another node, or for the network's completion of this
+// rank's own operations (a wait that names the rank itself): this rank's side of the network path
+// (a doorbell not rung or not forwarded, a signal not completed here, rule out this side).
 std::string network_state_of(uint32_t window_id, int peer) {
   Window *w = find_window_by_id(window_id);
-  if (!w || peer < 0 || peer >= w->size || w->peers[peer].node_local) return "";
+  if (!w || peer < 0 || peer >= w->size) return "";
+  if (w->peers[peer].node_local && !(peer == w->rank && w->remote)) return "";
   const std::string state = remote::network_state(*w);
   return state.empty() ? "" : "; on this rank, the window's " + state;
 }

@@ -21,6 +21,10 @@ namespace {
 
 using internode::transport_failure;
 
+// The window's doorbell words (RemoteState::doorbell_mem): post rings, complete rings, and the
+// skip word (doorbell_ring).
+constexpr size_t kSkipWord = 2, kDoorbellWords = 3;
+
 // The backend's device memory, as the transport registers it.
 ofi::DeviceMemory device_memory() { return ofi::DeviceMemory{gpu::backend().name(), gpu::backend().device_ordinal()}; }
 
@@ -192,9 +196,18 @@ bool direct_access() {
 
 // How the stream rings doorbell `which` (0 post, 1 complete) for the `ring`th time: one store to
 // the trigger counter's MMIO adder, or the ring count stored into the word the agent watches.
-work::Item doorbell_ring(RemoteState &s, int which, uint64_t ring) {
+// The list also gets the window's skip word (doorbell word 2), which it sets where the watchdog
+// skips its signals: the trigger counter is cumulative, so a later ring would fire the skipped
+// epoch's operations with its own; the agent forwards no ring once the word is set.
+work::Item doorbell_ring(RemoteState &s, int which, uint64_t ring, gpu::WorkList &list) {
+  list.skip_word = reinterpret_cast<uint64_t>(static_cast<uint64_t *>(s.doorbell_mem.device) + kSkipWord);
   if (s.mmio_adder[which]) return signal_item(s.mmio_adder[which], 1);
   return signal_item(static_cast<uint64_t *>(s.doorbell_mem.device) + which, ring);
+}
+
+// Whether a list of the window skipped its doorbell (see doorbell_ring).
+bool rings_stopped(const RemoteState &s) {
+  return std::atomic_ref<uint64_t>(s.doorbell[kSkipWord]).load(std::memory_order_acquire) != 0;
 }
 
 // MPIX_ST_OFI_DOORBELL=auto|mmio|agent: how streams ring doorbells (auto: the MMIO adder where the
@@ -327,9 +340,10 @@ Result attach(Window &w, const Registration &reg, const std::vector<Exchange> &a
     s->peer_mirrors.push_back(e.mirrors != 0);
   }
   s->mirrors = s->peer_mirrors[w.rank];  // what register_window() told the peers
-  if (gpu::backend().allocate_host_mapped(2 * sizeof(uint64_t), &s->doorbell_mem))
+  if (gpu::backend().allocate_host_mapped(kDoorbellWords * sizeof(uint64_t), &s->doorbell_mem))
     return fail(MPI_ERR_NO_MEM, "doorbell words: " + gpu::backend().last_error());
   s->doorbell = static_cast<uint64_t *>(s->doorbell_mem.host);
+  std::memset(s->doorbell, 0, kDoorbellWords * sizeof(uint64_t));  // the skip word starts clear
   w.remote = std::move(s);  // from here on detach() releases what follows
   RemoteState &r = *w.remote;
   for (ofi::Counter *c : {&r.post_trigger, &r.complete_trigger, &r.host_trigger, &r.op_done, &r.signal_done})
@@ -345,7 +359,7 @@ Result attach(Window &w, const Registration &reg, const std::vector<Exchange> &a
     if (mode == DoorbellMode::mmio)
       return fail(MPI_ERR_OTHER, "MPIX_ST_OFI_DOORBELL=mmio: the provider " + f.provider() +
                                      " gives the stream no MMIO doorbell: " + why);
-    r.watch_ids[which] = internode::doorbells().watch(&r.doorbell[which], triggers[which]);
+    r.watch_ids[which] = internode::doorbells().watch(&r.doorbell[which], triggers[which], &r.doorbell[kSkipWord]);
   }
   return ok();
 }
@@ -370,7 +384,7 @@ Result stop_doorbells(RemoteState &s) {
     s.watch_ids[which] = 0;
     const uint64_t rung = std::atomic_ref<uint64_t>(s.doorbell[which]).load(std::memory_order_acquire);
     const uint64_t forwarded = f.read(triggers[which]);
-    if (rung > forwarded && f.add(triggers[which], rung - forwarded) != ofi::kOk)
+    if (rung > forwarded && !rings_stopped(s) && f.add(triggers[which], rung - forwarded) != ofi::kOk)
       return transport_failure("forwarding the window's last doorbell");
   }
   return ok();
@@ -381,7 +395,7 @@ void watch_doorbells(RemoteState &s) {
   const ofi::Counter triggers[2] = {s.post_trigger, s.complete_trigger};
   for (int which = 0; which < 2; ++which)
     if (!s.mmio_adder[which] && !s.watch_ids[which] && triggers[which])
-      s.watch_ids[which] = internode::doorbells().watch(&s.doorbell[which], triggers[which]);
+      s.watch_ids[which] = internode::doorbells().watch(&s.doorbell[which], triggers[which], &s.doorbell[kSkipWord]);
 }
 }  // namespace
 
@@ -423,6 +437,7 @@ std::string network_state(Window &w) {
          doorbell("complete", 1, s.complete_rings, s.complete_trigger) + "; operations " +
          std::to_string(f.read(s.op_done)) + " of " + std::to_string(s.ops_posted) + " done, signals " +
          std::to_string(f.read(s.signal_done)) + " of " + std::to_string(s.signals_posted) + " done" +
+         (rings_stopped(s) ? "; the watchdog skipped a doorbell of the window: later rings are not forwarded" : "") +
          (agent.empty() ? "" : "; doorbell agent: " + agent) +
          (transport.empty() ? "" : "; the transport's last error: " + transport);
 }
@@ -475,7 +490,7 @@ Result post(Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
   }
   s.signals_posted += n;
   s.post_rings = ring;
-  list.signals.push_back(doorbell_ring(s, 0, ring));
+  list.signals.push_back(doorbell_ring(s, 0, ring, list));
   if (s.watch_ids[0]) internode::doorbells().arm(s.watch_ids[0], ring);  // the agent watches closely until it rings
   return ok();
 }
@@ -507,7 +522,7 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
       return transport_failure("posting a triggered complete signal");
   s.signals_posted += nt;
   s.complete_rings = ring;
-  list.signals.push_back(doorbell_ring(s, 1, ring));
+  list.signals.push_back(doorbell_ring(s, 1, ring, list));
   if (s.watch_ids[1]) internode::doorbells().arm(s.watch_ids[1], ring);
   if (nops) {
     // Origin buffers (and staging) may be reused, and gotten data read, once the stream passes this epoch, so

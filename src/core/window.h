@@ -108,7 +108,8 @@ struct RemoteState {
   gpu::HostMapped landing;        // staged only
   uint64_t *net_flags = nullptr;  // the flag slots the network writes (device view; the window's own flags
                                   // unless staged)
-  gpu::HostMapped doorbell_mem;   // [0] post rings, [1] complete rings: stored by the stream
+  gpu::HostMapped doorbell_mem;   // [0] post rings, [1] complete rings: stored by the stream;
+                                  // [kSkipWord] set by a list the watchdog cut short (remote_epochs.cpp)
   uint64_t *doorbell = nullptr;   // host view, read by the doorbell agent
   // CXI: the stream rings by storing 1 to the trigger counter's MMIO adder instead (mapped for
   // the stream; null where the agent watches the word above).

@@ -56,6 +56,9 @@ struct WorkList {
   uint32_t lead_window_id = 0;
   uint64_t watchdog_ns = 0;  // 0: waits never time out
   bool captured = false;     // enqueued into a stream capture: replays check the window is alive
+  // Lists that ring a network doorbell: the word (device view; host memory) a list sets to 1 when
+  // the watchdog skips its signals (work::LaunchHeader::skip_addr). 0: none.
+  uint64_t skip_word = 0;
   bool empty() const {
     return waits.empty() && ops.empty() && signals.empty() && trailing_waits.empty() && trailing_ops.empty() &&
            leading_signals.empty();
@@ -69,6 +72,7 @@ struct WorkList {
     trailing_ops.clear();
     lead_window_id = 0;
     captured = false;
+    skip_word = 0;
   }
 };
 

@@ -94,11 +94,16 @@ inline bool merge_captured(WorkList &into, WorkList next) {
   if (!into.captured || !next.captured || !(same_window || post_ahead) || into.watchdog_ns != next.watchdog_ns)
     return false;
   if (!into.trailing_ops.empty() || !next.trailing_ops.empty() || !next.leading_signals.empty()) return false;
+  // One doorbell skip word a list (the window's; a post that leads never skips its signals).
+  if (same_window && into.skip_word && next.skip_word && into.skip_word != next.skip_word) return false;
   if (next.empty()) return true;
   WorkList merged = into;
   if (post_ahead) {
     merged.lead_window_id = into.window_id;
     merged.window_id = next.window_id;
+    merged.skip_word = next.skip_word;
+  } else if (next.skip_word) {
+    merged.skip_word = next.skip_word;
   }
   // A list of signals alone orders no data: they can lead, before the next list's waits.
   if (signals_only(merged)) {

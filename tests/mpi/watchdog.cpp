@@ -12,6 +12,8 @@
 //     stream) go on unharmed; MPIX_St_check(window) raises it once; the window's next epoch call
 //     raises it (and does nothing else); a report of a window freed meanwhile comes out of
 //     MPIX_St_check(MPI_WIN_NULL);
+//  F: an epoch the watchdog skipped is not run by a later epoch of its window that passes (across
+//     nodes no ring of the window is forwarded after the skipped one);
 //  then the stream works again, and the windows of C and D can be freed (nothing of theirs is still
 //  queued: the timed-out operations were dropped). C's put is never run, not even by MPI_Win_free
 //  (its source buffer is freed by then): rank 1's window memory is still untouched after the free.
@@ -173,6 +175,71 @@ void still_works(WinKind kind, void *s) {
   free_window(w);
 }
 
+// F: an epoch the watchdog skipped never runs, not even when a later epoch of the window passes.
+// Rank 0's first epoch toward rank 1 times out (rank 1 has not posted yet); rank 1 then posts, and
+// its wait times out too (the skipped epoch never completes); it posts again, and rank 0's second
+// epoch finds both posts. Node-local, that epoch runs and its put lands. Across nodes the window's
+// trigger counter is cumulative: the second epoch's doorbell would fire the first epoch's put with
+// its own, so no ring of the window is forwarded after a skipped one, and the second epoch reports
+// the watchdog as well. Either way the skipped put never lands.
+void later_epoch_after_skip(WinKind kind, void *s) {
+  g_context = fmt("%s: a later epoch after one the watchdog skipped", kind_name(kind));
+  const char *vnode = std::getenv("MPIX_ST_VNODE_SIZE");
+  const bool remote = vnode && std::strcmp(vnode, "1") == 0;
+  TestWin w = make_window(kind, 128);
+  Group zero({0}), one({1});
+  DevBuf first(64), second(64);
+  xdev::fill(first.p, 0xa1, 64);
+  xdev::fill(second.p, 0xb2, 64);
+  if (g_rank == 0) {
+    MT_OK(MPI_Win_start(one, MPIX_MODE_STREAM, w.win));
+    MT_OK(MPI_Put(first.p, 64, MPI_BYTE, 1, 0, 64, MPI_BYTE, w.win));
+    MT_OK(MPIX_Win_complete_stream(w.win, s));
+    std::string m = MT_EXPECT_ERROR(stream_error_rc(s, w.win), MPI_ERR_OTHER);
+    MT_CHECKF(contains(m, "watchdog") && contains(m, "post"), "first epoch: \"%s\"", m.c_str());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // rank 0's first epoch was skipped
+  if (g_rank == 1) {
+    MT_OK(MPIX_Win_post_stream(zero, w.win, s));
+    MT_OK(MPIX_Win_wait_stream(w.win, s));
+    std::string m = MT_EXPECT_ERROR(stream_error_rc(s, w.win), MPI_ERR_OTHER);
+    MT_CHECKF(contains(m, "watchdog") && contains(m, "complete"), "first exposure: \"%s\"", m.c_str());
+    MT_OK(MPIX_Win_post_stream(zero, w.win, s));
+    MT_SYNC(s);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // both of rank 1's posts are out
+  if (g_rank == 0) {
+    MT_OK(MPI_Win_start(one, MPIX_MODE_STREAM, w.win));
+    MT_OK(MPI_Put(second.p, 64, MPI_BYTE, 1, 64, 64, MPI_BYTE, w.win));
+    MT_OK(MPIX_Win_complete_stream(w.win, s));
+    const int rc = stream_error_rc(s, w.win);
+    if (remote) {
+      std::string m = MT_EXPECT_ERROR(rc, MPI_ERR_OTHER);
+      MT_CHECKF(contains(m, "later rings are not forwarded"), "second epoch across nodes: \"%s\"", m.c_str());
+    } else {
+      MT_CHECKF(rc == MPI_SUCCESS, "second epoch (node-local) failed: %s", error_string(rc).c_str());
+    }
+  }
+  if (g_rank == 1) {
+    // Node-local, the second epoch's complete stores its count (2) and ends this exposure; across
+    // nodes a complete adds 1 when its operations are done, and that never comes.
+    MT_OK(MPIX_Win_wait_stream(w.win, s));
+    const int rc = stream_error_rc(s, w.win);
+    if (remote) MT_EXPECT_ERROR(rc, MPI_ERR_OTHER);
+    else MT_CHECKF(rc == MPI_SUCCESS, "second exposure (node-local) failed: %s", error_string(rc).c_str());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 1) {
+    auto got = read_device(w.base, 128);
+    std::vector<uint8_t> zeros(64, 0), second_bytes(64, 0xb2);
+    MT_SAME_BYTES(got.data(), zeros.data(), 64, "where only the skipped epoch put");
+    MT_SAME_BYTES(got.data() + 64, remote ? zeros.data() : second_bytes.data(), 64,
+                  remote ? "where the second epoch put (its ring not forwarded)" : "where the second epoch put");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  free_window(w);
+}
+
 // E, on each rank alone: windows over MPI_COMM_SELF, self epochs whose post never comes.
 void attribution(void *s) {
   g_context = "watchdog reports belong to their window";
@@ -244,6 +311,7 @@ int main(int argc, char **argv) {
       stuck.push_back(stream_wait_without_complete(kind, s));
       never_posted.push_back(false);
       still_works(kind, s);
+      later_epoch_after_skip(kind, s);
     }
     attribution(s);
     MPI_Barrier(MPI_COMM_WORLD);

@@ -173,6 +173,39 @@ TEST_CASE("a post leads the complete and wait of another window (post ahead)") {
   CHECK_FALSE(merge_captured(merged, post));
 }
 
+TEST_CASE("a merged list keeps the doorbell skip word of the lists whose signals can be skipped") {
+  // Lists that ring a network doorbell carry their window's skip word (remote_epochs.cpp).
+  uint64_t skip3 = 0, skip4 = 0, other = 0;
+  // One window: the word of whichever list has one.
+  WorkList one = post_list();
+  WorkList complete = complete_list();
+  complete.skip_word = reinterpret_cast<uint64_t>(&skip3);
+  REQUIRE(merge_captured(one, complete));
+  REQUIRE(merge_captured(one, wait_list()));
+  CHECK(one.skip_word == reinterpret_cast<uint64_t>(&skip3));
+  // Two different words in one window's lists cannot share a launch header: they stay apart.
+  WorkList first = post_list(), second = complete_list();
+  first.skip_word = reinterpret_cast<uint64_t>(&skip3);
+  second.skip_word = reinterpret_cast<uint64_t>(&other);
+  CHECK_FALSE(merge_captured(first, second));
+  CHECK(first.skip_word == reinterpret_cast<uint64_t>(&skip3));
+  CHECK(first.waits.empty());
+  // Post ahead: the leading post of window 4 never skips its signals; the word is window 3's.
+  WorkList ahead = post_list();
+  ahead.window_id = 4;
+  ahead.skip_word = reinterpret_cast<uint64_t>(&skip4);
+  WorkList c3 = complete_list();
+  c3.skip_word = reinterpret_cast<uint64_t>(&skip3);
+  REQUIRE(merge_captured(ahead, c3));
+  CHECK(ahead.skip_word == reinterpret_cast<uint64_t>(&skip3));
+  // ... and none where window 3's lists ring no doorbell (all its peers node-local).
+  WorkList ahead_local = post_list();
+  ahead_local.window_id = 4;
+  ahead_local.skip_word = reinterpret_cast<uint64_t>(&skip4);
+  REQUIRE(merge_captured(ahead_local, complete_list()));
+  CHECK(ahead_local.skip_word == 0);
+}
+
 TEST_CASE("merging is on unless MPIX_ST_GRAPH_MERGE=0") {
   // The process's environment decides once; ctest runs this without the variable.
   CHECK(mpix::gpu::graph_merge_enabled());

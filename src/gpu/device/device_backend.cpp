@@ -284,6 +284,7 @@ class DeviceBackend final : public Backend {
       else head.ops.push_back(it);
     }
     tail.signals = list.signals;
+    tail.skip_word = list.skip_word;  // the signals, and so any doorbell, are the tail's
     tail.trailing_waits = list.trailing_waits;
     tail.trailing_ops = list.trailing_ops;
     if (int st = launch_all(stream, head, true)) return st;
@@ -504,6 +505,7 @@ class DeviceBackend final : public Backend {
       p.h.mailbox_addr = reinterpret_cast<uint64_t>(mailbox_);
       p.h.alive_addr = reinterpret_cast<uint64_t>(alive_);
       p.h.trace_addr = reinterpret_cast<uint64_t>(trace_);
+      p.h.skip_addr = list.skip_word;
       uint16_t *counts[6] = {&p.h.nlead, &p.h.nwait, &p.h.ncopy, &p.h.nsignal, &p.h.ntrail, &p.h.ncount};
       size_t n = 0;
       uint64_t bytes = 0, runs = 0;

@@ -324,6 +324,10 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why, work::Tr
   const bool waited_first = wait_all(list.waits, list, report);
   stamp(work::kTraceWaited);
   if (!waited_first) {
+    // Skipped signals may include a network doorbell: later rings of the window must not fire
+    // this list's operations (work::LaunchHeader::skip_addr). Before the counts, which release it.
+    if (list.skip_word)
+      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(list.skip_word)).store(1, std::memory_order_release);
     count(list);
     stamp(work::kTraceExit);
     return kErrTimeout;

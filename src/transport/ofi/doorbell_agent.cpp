@@ -29,13 +29,13 @@ DoorbellAgent::~DoorbellAgent() {
   thread_.join();
 }
 
-uint64_t DoorbellAgent::watch(uint64_t *word, Counter counter) {
+uint64_t DoorbellAgent::watch(uint64_t *word, Counter counter, const uint64_t *stop) {
   uint64_t id;
   {
     std::lock_guard lock(mu_);
     id = next_id_++;
     uint64_t now = std::atomic_ref<uint64_t>(*word).load(std::memory_order_acquire);
-    bells_.push_back({id, word, counter, now, now});
+    bells_.push_back({id, word, stop, counter, now, now});
   }
   wake_.notify_all();
   return id;
@@ -79,6 +79,13 @@ bool DoorbellAgent::scan(bool *armed) {
     if (now < b.seen) {
       if (error_.empty())
         error_ = "doorbell word went back from " + std::to_string(b.seen) + " to " + std::to_string(now);
+      b.seen = now;
+      continue;
+    }
+    // Read after the word: a stop set before the ring we saw is seen here (the acquire above).
+    if (b.stop && std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(b.stop)).load(std::memory_order_acquire)) {
+      if (error_.empty())
+        error_ = "doorbell: " + std::to_string(now - b.seen) + " ring(s) after a stopped one not forwarded";
       b.seen = now;
       continue;
     }

@@ -32,7 +32,10 @@ class DoorbellAgent {
 
   // Watches `word`, whose value only grows: from now on each increase is added to `counter`. The
   // word's value now is the starting point. Returns an id for unwatch(). Thread-safe.
-  uint64_t watch(uint64_t *word, Counter counter);
+  // `stop`, where given, is a word the stream sets (to non-zero, never back) before any ring that
+  // must not be forwarded: once the agent reads it set after seeing an increase, that increase
+  // and every later one are taken as seen and never added (error() says so).
+  uint64_t watch(uint64_t *word, Counter counter, const uint64_t *stop = nullptr);
   // The host enqueued work that will ring the doorbell up to `value`: poll closely until it does
   // (it wakes the agent at once). False for an unknown id.
   bool arm(uint64_t id, uint64_t value);
@@ -46,6 +49,7 @@ class DoorbellAgent {
   struct Bell {
     uint64_t id;
     uint64_t *word;
+    const uint64_t *stop;  // null: none
     Counter counter;
     uint64_t seen;
     uint64_t armed;  // value the stream will write; polled closely while seen < armed
