@@ -212,21 +212,19 @@ void later_epoch_after_skip(WinKind kind, void *s) {
     MT_OK(MPI_Win_start(one, MPIX_MODE_STREAM, w.win));
     MT_OK(MPI_Put(second.p, 64, MPI_BYTE, 1, 64, 64, MPI_BYTE, w.win));
     MT_OK(MPIX_Win_complete_stream(w.win, s));
-    const int rc = stream_error_rc(s, w.win);
     if (remote) {
-      std::string m = MT_EXPECT_ERROR(rc, MPI_ERR_OTHER);
+      std::string m = MT_EXPECT_ERROR(stream_error_rc(s, w.win), MPI_ERR_OTHER);
       MT_CHECKF(contains(m, "later rings are not forwarded"), "second epoch across nodes: \"%s\"", m.c_str());
     } else {
-      MT_CHECKF(rc == MPI_SUCCESS, "second epoch (node-local) failed: %s", error_string(rc).c_str());
+      MT_OK(stream_report_rc(s));  // (not stream_error_rc: on CUDA it asks a call that only has an error to give)
     }
   }
   if (g_rank == 1) {
     // Node-local, the second epoch's complete stores its count (2) and ends this exposure; across
     // nodes a complete adds 1 when its operations are done, and that never comes.
     MT_OK(MPIX_Win_wait_stream(w.win, s));
-    const int rc = stream_error_rc(s, w.win);
-    if (remote) MT_EXPECT_ERROR(rc, MPI_ERR_OTHER);
-    else MT_CHECKF(rc == MPI_SUCCESS, "second exposure (node-local) failed: %s", error_string(rc).c_str());
+    if (remote) MT_EXPECT_ERROR(stream_error_rc(s, w.win), MPI_ERR_OTHER);
+    else MT_OK(stream_report_rc(s));
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (g_rank == 1) {
