@@ -4,6 +4,9 @@
 //   complete  triggered puts, gets and accumulates fired by the complete doorbell, and per target
 //             an atomic add into its complete slot chained to the operations' completion counter
 //   wait      nothing here: the waits on the flag slots are the same as for node-local peers
+// The doorbells' trigger counters are cumulative: a list the watchdog cut short sets the window's
+// skip word instead of ringing, and no later ring of the window is forwarded (remote_epochs.cpp,
+// doorbell_ring), since it would fire the skipped epoch's operations with its own.
 #pragma once
 #include <string>
 #include <vector>
