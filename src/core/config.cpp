@@ -29,6 +29,7 @@ const Config &config() {
     c.vnode_size = static_cast<int>(env_u64("MPIX_ST_VNODE_SIZE", 0));
     c.doorbell_poll_us = env_u64("MPIX_ST_DOORBELL_POLL_US", c.doorbell_poll_us);
     c.line_put_bytes = std::min<uint64_t>(env_u64("MPIX_ST_LINE_PUT_BYTES", c.line_put_bytes), work::kLinePutMaxBytes);
+    c.dtype_runs = env_u64("MPIX_ST_DTYPE_RUNS", 1) != 0;
     return c;
   }();
   return c;

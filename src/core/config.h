@@ -12,6 +12,8 @@ struct Config {
                                    // a doorbell is armed (0: it spins)
   uint64_t line_put_bytes = 256;   // MPIX_ST_LINE_PUT_BYTES: puts up to this size travel as lines
                                    // (work_items.h; 0: never, at most work::kLinePutMaxBytes)
+  bool dtype_runs = true;          // MPIX_ST_DTYPE_RUNS=0: every derived-datatype piece a run of its
+                                   // own (what joining runs gains, measured; pair_lists.cpp)
 };
 
 const Config &config();

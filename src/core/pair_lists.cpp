@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../gpu/backend.h"
+#include "config.h"
 #include "datatype_flatten.h"
 #include "line_carver.h"
 #include "piece_runs.h"
@@ -27,15 +28,6 @@ struct KeyLess {
            std::tie(b.origin_type, b.origin_count, b.target_type, b.target_count, b.target_to_origin);
   }
 };
-
-// MPIX_ST_DTYPE_RUNS=0: every piece a run of its own (what joining runs gains, measured).
-bool join_runs() {
-  static const bool join = [] {
-    const char *v = std::getenv("MPIX_ST_DTYPE_RUNS");
-    return !(v && *v && std::strtoull(v, nullptr, 10) == 0);
-  }();
-  return join;
-}
 
 uint64_t limit_bytes() {
   static const uint64_t mib = [] {
@@ -172,7 +164,7 @@ Result build(const PairKey &k, PairList *out) {
   const size_t large = static_cast<size_t>(large_end - pairs.begin());
   std::vector<work::Run> runs = to_runs(pairs.data(), large, false);
   l.large = runs.size();
-  const std::vector<work::Run> small = to_runs(pairs.data() + large, pairs.size() - large, join_runs());
+  const std::vector<work::Run> small = to_runs(pairs.data() + large, pairs.size() - large, config().dtype_runs);
   uint64_t small_bytes = 0;
   for (size_t i = large; i < pairs.size(); ++i) small_bytes += pairs[i].bytes;
   l.group_shift = work::run_group_shift(small_bytes, small.size());

@@ -194,18 +194,23 @@ bool direct_access() {
   return std::strcmp(gpu::backend().name(), "host") == 0 || internode::fabric().registers_device_memory();
 }
 
-// How the stream rings doorbell `which` (0 post, 1 complete) for the `ring`th time: one store to
+// Adds to `list` the stream's `ring`th ring of doorbell `which` (0 post, 1 complete): one store to
 // the trigger counter's MMIO adder, or the ring count stored into the word the agent watches.
-// The list also gets the window's skip word (doorbell word 2), which it sets where the watchdog
-// skips its signals: the trigger counter is cumulative, so a later ring would fire the skipped
-// epoch's operations with its own; the agent forwards no ring once the word is set.
-work::Item doorbell_ring(RemoteState &s, int which, uint64_t ring, gpu::WorkList &list) {
-  list.skip_word = reinterpret_cast<uint64_t>(static_cast<uint64_t *>(s.doorbell_mem.device) + kSkipWord);
-  if (s.mmio_adder[which]) return signal_item(s.mmio_adder[which], 1);
-  return signal_item(static_cast<uint64_t *>(s.doorbell_mem.device) + which, ring);
+// The list also gets the window's skip word, which it sets where the watchdog skips its signals:
+// the trigger counter is cumulative, so a later ring would fire the skipped epoch's operations
+// with its own; the agent forwards no ring once the word is set (watch_doorbell).
+void add_doorbell_ring(RemoteState &s, int which, uint64_t ring, gpu::WorkList &list) {
+  uint64_t *words = static_cast<uint64_t *>(s.doorbell_mem.device);
+  list.skip_word = reinterpret_cast<uint64_t>(words + kSkipWord);
+  list.signals.push_back(s.mmio_adder[which] ? signal_item(s.mmio_adder[which], 1) : signal_item(words + which, ring));
 }
 
-// Whether a list of the window skipped its doorbell (see doorbell_ring).
+// The agent forwards the rings of doorbell `which` to `trigger`, until the window's skip word is set.
+uint64_t watch_doorbell(RemoteState &s, int which, ofi::Counter trigger) {
+  return internode::doorbells().watch(&s.doorbell[which], trigger, &s.doorbell[kSkipWord]);
+}
+
+// Whether a list of the window skipped its doorbell (see add_doorbell_ring).
 bool rings_stopped(const RemoteState &s) {
   return std::atomic_ref<uint64_t>(s.doorbell[kSkipWord]).load(std::memory_order_acquire) != 0;
 }
@@ -359,7 +364,7 @@ Result attach(Window &w, const Registration &reg, const std::vector<Exchange> &a
     if (mode == DoorbellMode::mmio)
       return fail(MPI_ERR_OTHER, "MPIX_ST_OFI_DOORBELL=mmio: the provider " + f.provider() +
                                      " gives the stream no MMIO doorbell: " + why);
-    r.watch_ids[which] = internode::doorbells().watch(&r.doorbell[which], triggers[which], &r.doorbell[kSkipWord]);
+    r.watch_ids[which] = watch_doorbell(r, which, triggers[which]);
   }
   return ok();
 }
@@ -395,7 +400,7 @@ void watch_doorbells(RemoteState &s) {
   const ofi::Counter triggers[2] = {s.post_trigger, s.complete_trigger};
   for (int which = 0; which < 2; ++which)
     if (!s.mmio_adder[which] && !s.watch_ids[which] && triggers[which])
-      s.watch_ids[which] = internode::doorbells().watch(&s.doorbell[which], triggers[which], &s.doorbell[kSkipWord]);
+      s.watch_ids[which] = watch_doorbell(s, which, triggers[which]);
 }
 }  // namespace
 
@@ -490,7 +495,7 @@ Result post(Window &w, const std::vector<int> &origins, gpu::WorkList &list) {
   }
   s.signals_posted += n;
   s.post_rings = ring;
-  list.signals.push_back(doorbell_ring(s, 0, ring, list));
+  add_doorbell_ring(s, 0, ring, list);
   if (s.watch_ids[0]) internode::doorbells().arm(s.watch_ids[0], ring);  // the agent watches closely until it rings
   return ok();
 }
@@ -522,7 +527,7 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
       return transport_failure("posting a triggered complete signal");
   s.signals_posted += nt;
   s.complete_rings = ring;
-  list.signals.push_back(doorbell_ring(s, 1, ring, list));
+  add_doorbell_ring(s, 1, ring, list);
   if (s.watch_ids[1]) internode::doorbells().arm(s.watch_ids[1], ring);
   if (nops) {
     // Origin buffers (and staging) may be reused, and gotten data read, once the stream passes this epoch, so

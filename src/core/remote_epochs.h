@@ -6,7 +6,7 @@
 //   wait      nothing here: the waits on the flag slots are the same as for node-local peers
 // The doorbells' trigger counters are cumulative: a list the watchdog cut short sets the window's
 // skip word instead of ringing, and no later ring of the window is forwarded (remote_epochs.cpp,
-// doorbell_ring), since it would fire the skipped epoch's operations with its own.
+// add_doorbell_ring), since it would fire the skipped epoch's operations with its own.
 #pragma once
 #include <string>
 #include <vector>

@@ -101,10 +101,8 @@ inline bool merge_captured(WorkList &into, WorkList next) {
   if (post_ahead) {
     merged.lead_window_id = into.window_id;
     merged.window_id = next.window_id;
-    merged.skip_word = next.skip_word;
-  } else if (next.skip_word) {
-    merged.skip_word = next.skip_word;
   }
+  if (post_ahead || next.skip_word) merged.skip_word = next.skip_word;
   // A list of signals alone orders no data: they can lead, before the next list's waits.
   if (signals_only(merged)) {
     std::vector<work::Item> counts;

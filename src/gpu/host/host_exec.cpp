@@ -183,6 +183,15 @@ bool run_op(const Item &it, std::string *why) {
 // made Faces --datatypes (faces of one-double pieces) several times slower on the host backend.
 // A short transfer (the kernel may stop early) redoes its batch piece by piece; copying a piece
 // twice is harmless.
+// Calls f(piece) for each piece of runs [0, n), in order, while it returns true.
+template <typename F>
+bool for_each_piece(const work::Run *runs, uint64_t n, F &&f) {
+  for (uint64_t i = 0; i < n; ++i)
+    for (uint64_t k = 0; k < runs[i].count; ++k)
+      if (!f(work::piece_of(runs[i], k))) return false;
+  return true;
+}
+
 bool cma_runs(const Item &head, const work::Run *runs, uint64_t n, std::string *why) {
   const bool write = head.flags & work::kDstRemoteCma;
   constexpr size_t kBatch = 1024;  // IOV_MAX on Linux
@@ -200,33 +209,28 @@ bool cma_runs(const Item &head, const work::Run *runs, uint64_t n, std::string *
     m = 0, total = 0;
     return ok;
   };
-  for (uint64_t i = 0; i < n; ++i)
-    for (uint64_t k = 0; k < runs[i].count; ++k) {
-      const work::Pair p = work::piece_of(runs[i], k);
-      const uint64_t dst = head.a + static_cast<uint64_t>(p.dst), src = head.b + static_cast<uint64_t>(p.src);
-      local[m] = {reinterpret_cast<void *>(write ? src : dst), p.bytes};
-      remote[m] = {reinterpret_cast<void *>(write ? dst : src), p.bytes};
-      total += p.bytes;
-      if (++m == kBatch && !flush()) return false;
-    }
-  return m == 0 || flush();
+  const bool all = for_each_piece(runs, n, [&](const work::Pair &p) {
+    const uint64_t dst = head.a + static_cast<uint64_t>(p.dst), src = head.b + static_cast<uint64_t>(p.src);
+    local[m] = {reinterpret_cast<void *>(write ? src : dst), p.bytes};
+    remote[m] = {reinterpret_cast<void *>(write ? dst : src), p.bytes};
+    total += p.bytes;
+    return ++m < kBatch || flush();
+  });
+  return all && (m == 0 || flush());
 }
 
 bool run_pairs(const Item &head, const Item &list, std::string *why) {
   const auto *runs = reinterpret_cast<const work::Run *>(list.a);
   if (head.kind == work::kCopyPairs && (head.flags & (work::kDstRemoteCma | work::kSrcRemoteCma)))
     return cma_runs(head, runs, list.b, why);
-  for (uint64_t i = 0; i < list.b; ++i)
-    for (uint64_t k = 0; k < runs[i].count; ++k) {
-      const work::Pair p = work::piece_of(runs[i], k);
-      Item one = head;
-      one.kind = head.kind == work::kCopyPairs ? work::kCopy : work::kAccumulate;
-      one.a = head.a + static_cast<uint64_t>(p.dst);
-      one.b = head.b + static_cast<uint64_t>(p.src);
-      one.bytes = p.bytes;
-      if (!run_op(one, why)) return false;
-    }
-  return true;
+  return for_each_piece(runs, list.b, [&](const work::Pair &p) {
+    Item one = head;
+    one.kind = head.kind == work::kCopyPairs ? work::kCopy : work::kAccumulate;
+    one.a = head.a + static_cast<uint64_t>(p.dst);
+    one.b = head.b + static_cast<uint64_t>(p.src);
+    one.bytes = p.bytes;
+    return run_op(one, why);
+  });
 }
 
 bool run_ops(const std::vector<Item> &ops, std::string *why) {
