@@ -56,14 +56,16 @@ __device__ void report_timeout(const Params &p, const Item &it, uint64_t want, u
 }
 
 // Waits for items [first, first + count) with the block's threads; false when the watchdog fired.
-// `first_wants`, where given, holds the value of thread t's first item in slot t, loaded earlier.
+// `values` holds every item's value by item index, loaded at the kernel's start; `seen`, where
+// given, the flag each wait item had then (by item index too), so a wait already satisfied costs
+// no second load.
 // A kWaitLines item also passes on a header line of its origin's line put (work_items.h); the
 // block's threads then copy the put's data lines into the window together, each waiting for its
 // line's tag (one thread alone would pay a memory round trip per line: on 2 H100s a captured
 // 256-byte epoch took 12.6 us that way against 6.9 with the put made directly). Companion items
 // wait for nothing.
 template <typename Params>
-__device__ bool wait_flags(const Params &p, int first, int count, const uint64_t *first_wants = nullptr) {
+__device__ bool wait_flags(const Params &p, int first, int count, const uint64_t *values, const uint64_t *seen_then = nullptr) {
   __shared__ int timed_out;
   __shared__ uint64_t line_headers[mpix::work::kItemsPerLaunch];  // by item - first; 0: no lines taken
   __shared__ uint64_t line_wants[mpix::work::kItemsPerLaunch];  // the epochs those lines carry
@@ -74,8 +76,8 @@ __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t
     line_headers[i - first] = 0;
     if (mpix::work::is_companion(it.kind)) continue;
     const uint64_t *flag = reinterpret_cast<const uint64_t *>(it.a);
-    const uint64_t want =
-        first_wants && i == first + static_cast<int>(threadIdx.x) ? first_wants[threadIdx.x] : mpix::work::item_value(it);
+    const uint64_t want = values[i];
+    if (seen_then && seen_then[i] >= want) continue;
     const bool lines = it.kind == mpix::work::kWaitLines && i + 1 < first + count;
     const uint32_t tag = lines ? mpix::coll::line_tag(want) : 0;
     uint64_t start = p.h.watchdog_ns ? mpix_clock_ns() : 0;
@@ -324,31 +326,45 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   const uint64_t trace = p.h.trace_addr;
   const bool tracer = trace && mpix_trace_thread();
   __shared__ uint64_t stamps[mpix::work::kTraceEvents];
-  // Everything below reads cursors or flags earlier stream work may write, so the overlap with
-  // the previous kernel (launch_overlap.h) covers the launch and the parameters only.
+  // The live-window table changes only under the host's hand (window creation and free, on an
+  // internal stream it synchronises), never by stream work: it loads during the overlap with the
+  // previous kernel (launch_overlap.h). A freed window's cursors and flags may still be read below:
+  // they lie in its own flag memory, which the backend never hands back (device_backend.cpp,
+  // free_flags).
+  const AliveWords alive = alive_words(p.h);
+  // Everything below reads cursors or flags earlier stream work may write.
   mpix_grid_dependency_wait();
   mpix_grid_launch_dependents();
   if (tracer) stamps[0] = mpix_clock_ns();
-  // The live-window word and the cursor-relative value of this thread's wait load together, so
-  // their latencies overlap (one after the other they cost about 0.4 us per epoch round trip on
-  // H100). A freed window's cursors may be read: they lie in its own flag memory, which the
-  // backend never hands back (device_backend.cpp, free_flags).
-  const AliveWords alive = alive_words(p.h);
-  // Slot t is thread t's, in shared memory rather than registers the copies need. (Loading the
-  // signals' values here too made the kernel spill registers; they load after the data.)
-  __shared__ uint64_t wait_values[mpix::work::kItemsPerLaunch];
-  const int first_wait = p.h.nlead;
-  if (threadIdx.x < p.h.nwait) wait_values[threadIdx.x] = mpix::work::item_value(p.items[first_wait + threadIdx.x]);
+  // Every value the list stores or waits for, loaded at once into shared memory (registers are
+  // the copies'): a cursor-relative value costs a memory round trip, and loaded where it is used
+  // it cost one before the waits, one between the data and the signals and one before the
+  // trailing waits. Nothing this launch does moves a cursor before its counts, which come last.
+  // Each wait's flag loads beside its value: a peer's post usually arrived an exchange ago, and
+  // then the wait costs no load of its own.
+  __shared__ uint64_t values[mpix::work::kItemsPerLaunch];
+  __shared__ uint64_t seen[mpix::work::kItemsPerLaunch];
+  const int first_wait = p.h.nlead, end_waits = first_wait + p.h.nwait;
+  const int end_ops = end_waits + p.h.ncopy;
+  const int end_signals = end_ops + p.h.nsignal, end_trail = end_signals + p.h.ntrail;
+  for (int i = threadIdx.x; i < end_trail; i += blockDim.x) {
+    if (i >= end_waits && i < end_ops) continue;  // data items read their own
+    const Item &it = p.items[i];
+    values[i] = mpix::work::item_value(it);
+    if (i >= first_wait && i < end_waits && !mpix::work::is_companion(it.kind))
+      seen[i] = mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(it.a));
+  }
+  __syncthreads();
   if (window_freed(p.h, alive)) return;
   // Leading signals order no data (a post's: what precedes it ended at a kernel boundary), and
   // they go before the waits, which may wait for peers that wait for them.
   if (blockIdx.x == 0)
     for (int i = threadIdx.x; i < first_wait; i += blockDim.x)
-      mpix_store_relaxed_sys(reinterpret_cast<uint64_t *>(p.items[i].a), mpix::work::item_value(p.items[i]));
+      mpix_store_relaxed_sys(reinterpret_cast<uint64_t *>(p.items[i].a), values[i]);
   // A wait the watchdog ended skips the epoch's data and stores; its counting signals (the
   // window's retire count) still run, so the host sees the list as finished.
   const bool waited =
-      wait_flags(p, first_wait, p.h.nwait, wait_values) &&
+      wait_flags(p, first_wait, p.h.nwait, values, seen) &&
       !((p.h.bits & mpix::work::kSkipIfWatchdogFired) &&
         reinterpret_cast<volatile mpix::work::WatchdogMailbox *>(p.h.mailbox_addr)->fired);
   // Skipped signals may include a network doorbell: mark the window so that no later ring of it is
@@ -369,7 +385,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   }
   const uint64_t tid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const uint64_t nthreads = uint64_t(gridDim.x) * blockDim.x;
-  const int first = first_wait + p.h.nwait, end_ops = first + p.h.ncopy;
+  const int first = end_waits;
   ThreadCursor cursor;
   for (int i = first; waited && i < end_ops; ++i) {
     const Item &it = p.items[i];
@@ -405,7 +421,6 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
       }
     }
   }
-  const int end_signals = end_ops + p.h.nsignal, end_trail = end_signals + p.h.ntrail;
   if (end_trail + p.h.ncount == end_ops) {
     if (trace && blockIdx.x == 0) {
       __syncthreads();
@@ -444,8 +459,8 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   __syncthreads();
   for (int i = end_ops + threadIdx.x; waited && i < end_signals; i += blockDim.x) {
     auto *flag = reinterpret_cast<uint64_t *>(p.items[i].a);
-    if (relaxed) mpix_store_relaxed_sys(flag, mpix::work::item_value(p.items[i]));
-    else mpix_store_release_sys(flag, mpix::work::item_value(p.items[i]));
+    if (relaxed) mpix_store_relaxed_sys(flag, values[i]);
+    else mpix_store_release_sys(flag, values[i]);
   }
   if (trace) {
     __syncthreads();
@@ -454,7 +469,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // Trailing waits: what the signals started (a doorbell rung) has finished.
   if (p.h.ntrail) {
     __syncthreads();
-    (void)wait_flags(p, end_signals, waited ? p.h.ntrail : 0);
+    (void)wait_flags(p, end_signals, waited ? p.h.ntrail : 0, values);
   }
   if (tracer) stamps[4] = mpix_clock_ns();
   __syncthreads();  // every cursor-relative value above is read before the counts advance cursors

@@ -10,7 +10,8 @@
 //
 // Rules the kernels keep (kernels/coll_device.h, kernels/epoch_kernel.cu):
 //  - Before mpix_grid_dependency_wait(): only reads of memory no earlier stream work writes (the
-//    peer table, fixed when the communicator's context was made). Nothing is stored, no flag,
+//    peer table, fixed when the communicator's context was made; the live-window table, which only the
+//    host writes, synchronising before its call returns). Nothing is stored, no flag,
 //    cursor or user buffer is read.
 //  - mpix_grid_launch_dependents() only after that wait: at most two grids of the stream are then
 //    resident at once (the running one and the next, waiting), never a chain of waiting grids.
