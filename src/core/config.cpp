@@ -30,6 +30,7 @@ const Config &config() {
     c.doorbell_poll_us = env_u64("MPIX_ST_DOORBELL_POLL_US", c.doorbell_poll_us);
     c.line_put_bytes = std::min<uint64_t>(env_u64("MPIX_ST_LINE_PUT_BYTES", c.line_put_bytes), work::kLinePutMaxBytes);
     c.dtype_runs = env_u64("MPIX_ST_DTYPE_RUNS", 1) != 0;
+    c.dtype_list_mib = env_u64("MPIX_ST_DTYPE_LIST_MIB", c.dtype_list_mib);
     return c;
   }();
   return c;

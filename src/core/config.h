@@ -14,6 +14,8 @@ struct Config {
                                    // (work_items.h; 0: never, at most work::kLinePutMaxBytes)
   bool dtype_runs = true;          // MPIX_ST_DTYPE_RUNS=0: every derived-datatype piece a run of its
                                    // own (what joining runs gains, measured; pair_lists.cpp)
+  uint64_t dtype_list_mib = 256;   // MPIX_ST_DTYPE_LIST_MIB: memory for derived-datatype pair lists,
+                                   // which live as long as the process (pair_lists.h)
 };
 
 const Config &config();

@@ -29,13 +29,7 @@ struct KeyLess {
   }
 };
 
-uint64_t limit_bytes() {
-  static const uint64_t mib = [] {
-    const char *v = std::getenv("MPIX_ST_DTYPE_LIST_MIB");
-    return v && *v ? std::strtoull(v, nullptr, 10) : 256ull;
-  }();
-  return mib << 20;
-}
+uint64_t limit_bytes() { return config().dtype_list_mib << 20; }
 
 // List memory: chunks of host-mapped memory, carved in order and never given back.
 struct Arena {
@@ -49,9 +43,11 @@ struct Arena {
     const uint64_t want = LineCarver::lines(bytes > kChunkBytes ? bytes : kChunkBytes);
     if (total + want > limit_bytes())
       return fail(resource_error_class(),
-                  "derived-datatype pair lists would exceed MPIX_ST_DTYPE_LIST_MIB (" +
-                      std::to_string(limit_bytes() >> 20) + " MiB in use); lists are kept for the process's "
-                      "lifetime, one per (origin type, count, target type, count)");
+                  "derived-datatype pair lists would exceed MPIX_ST_DTYPE_LIST_MIB=" +
+                      std::to_string(limit_bytes() >> 20) + " (" + std::to_string(total >> 10) +
+                      " KiB in use, " + std::to_string(want >> 10) +
+                      " KiB more wanted); lists are kept for the process's lifetime, one per (origin type, "
+                      "count, target type, count)");
     gpu::HostMapped m;
     if (gpu::backend().allocate_host_mapped(want, &m) != gpu::kOk)
       return fail(resource_error_class(),

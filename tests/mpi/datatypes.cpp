@@ -21,7 +21,8 @@
 // MPIX_ST_TRIGGERED_OPS_MAX=2048) is refused with the resource class, in both modes, and the
 // epoch goes on. --staged (also MPIX_ST_OFI_STAGING=1, MPIX_ST_STAGED_GET_ACCUMULATE=1): smaller
 // types, as a staged window takes at most 64 pieces of puts and accumulates per target and epoch;
-// one more is refused with MPI_ERR_UNSUPPORTED_OPERATION.
+// one more is refused with MPI_ERR_UNSUPPORTED_OPERATION. --list-limit: the memory bound of the
+// cached lists (MPIX_ST_DTYPE_LIST_MIB), alone (list_limit, below).
 #include <algorithm>
 #include <random>
 
@@ -668,6 +669,83 @@ void remote_limits(Mode mode, void *s, bool staged) {
   free_window(w);
 }
 
+// --list-limit (run with MPIX_ST_DTYPE_LIST_MIB=1): pair lists live as long as the process, in
+// memory bounded by that setting. Target types of 4,000 irregularly spaced ints (a run each, 32
+// bytes of list per run) are put one per stream epoch, each a list of its own, until the memory is
+// spent: that put is refused with the resource class and a message naming the setting, its epoch
+// goes on, and a list made before (cached) still serves puts in both modes, landing exactly.
+constexpr int kLimitInts = 4000;
+int limit_offset(int i) { return 4 * i + static_cast<int>((static_cast<unsigned>(i) * 2654435761u) >> 30); }
+MPI_Datatype limit_type(int variant) {
+  std::vector<int> lengths(kLimitInts, 1), offsets(kLimitInts);
+  for (int i = 0; i < kLimitInts; ++i) offsets[i] = limit_offset(i) + variant;  // another place: another list
+  MPI_Datatype t;
+  MPI_Type_indexed(kLimitInts, lengths.data(), offsets.data(), MPI_INT, &t);
+  MPI_Type_commit(&t);
+  return t;
+}
+void list_limit(void *s) {
+  constexpr int kTries = 64;  // 1 MiB holds about 8 lists of 4,000 runs
+  constexpr size_t kBytes = 4 * (4 * kLimitInts + 4 + kTries);
+  TestWin w = make_window(WinKind::allocate, kBytes);
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  Group to(std::vector<int>{right}), from(std::vector<int>{left});
+  DevBuf buf(4 * kLimitInts);
+  std::vector<uint8_t> want(kBytes, 0);
+  // One epoch of `mode` putting this rank's pattern `tag` with target type `t`; returns the put's code.
+  auto epoch = [&](Mode mode, MPI_Datatype t, uint64_t tag) {
+    const auto mine = pattern(4 * kLimitInts, key(0x1157, tag, static_cast<uint64_t>(g_rank)));
+    buf.upload(mine);
+    MT_POST(mode, from, w.win, s);
+    MT_START(mode, to, w.win);
+    const int rc = MPI_Put(buf.p, kLimitInts, MPI_INT, right, 0, 1, t, w.win);
+    MT_COMPLETE(mode, w.win, s);
+    MT_WAIT(mode, w.win, s);
+    if (mode == Mode::stream) MT_SYNC(s);
+    return rc;
+  };
+  auto expect_landed = [&](int variant, uint64_t tag, const std::string &what) {
+    const auto theirs = pattern(4 * kLimitInts, key(0x1157, tag, static_cast<uint64_t>(left)));
+    for (int i = 0; i < kLimitInts; ++i)
+      std::memcpy(&want[static_cast<size_t>(4 * (limit_offset(i) + variant))], &theirs[static_cast<size_t>(4 * i)], 4);
+    auto got = read_device(w.base, kBytes);
+    MT_SAME_BYTES(got.data(), want.data(), kBytes, what);
+    MPI_Barrier(MPI_COMM_WORLD);  // the left rank's next put lands after this check
+  };
+  MPI_Datatype first = limit_type(0);
+  int refused_at = -1;
+  for (int k = 0; k < kTries && refused_at < 0; ++k) {
+    g_context = fmt("list limit, type %d", k);
+    MPI_Datatype t = k == 0 ? first : limit_type(k);
+    const int rc = epoch(Mode::stream, t, static_cast<uint64_t>(k));
+    if (rc == MPI_SUCCESS) {
+      expect_landed(k, static_cast<uint64_t>(k), g_context);
+    } else {
+      const std::string m = MT_EXPECT_ERROR(rc, MPIX_St_error_class_resource());
+      MT_CHECKF(contains(m, "MPIX_ST_DTYPE_LIST_MIB"), "refusal: \"%s\"", m.c_str());
+      refused_at = k;
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+    if (k != 0) MPI_Type_free(&t);
+  }
+  // Every rank spends its list memory alike, so all are refused at the same type.
+  int lowest = refused_at, highest = refused_at;
+  MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &highest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MT_CHECKF(lowest >= 2 && lowest == highest, "refused at type %d (lowest %d, highest %d of %d tried)", refused_at,
+            lowest, highest, kTries);
+  // The list of the first type is cached: it still serves, in both modes.
+  uint64_t tag = 1000;
+  for (Mode mode : kAllModes) {
+    g_context = fmt("list limit, cached type after the refusal, %s", mode_name(mode));
+    MT_OK(epoch(mode, first, ++tag));
+    expect_landed(0, tag, g_context);
+  }
+  MPI_Type_free(&first);
+  free_window(w);
+  note("datatypes --list-limit: the list of type %d of %d refused", refused_at, kTries);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -680,6 +758,12 @@ int main(int argc, char **argv) {
     if (std::strncmp(argv[i], "--rounds=", 9) == 0) rounds = std::atoi(argv[i] + 9);
     if (std::strcmp(argv[i], "--remote") == 0) remote = true;
     if (std::strcmp(argv[i], "--staged") == 0) remote = staged = true;
+    if (std::strcmp(argv[i], "--list-limit") == 0) {
+      void *s = stream_create();
+      list_limit(s);
+      stream_destroy(s);
+      return finish();
+    }
   }
   MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   note("datatypes: seed %llu (--seed=N to replay)", static_cast<unsigned long long>(seed));
