@@ -352,9 +352,9 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   for (int i = threadIdx.x; i < end_trail; i += blockDim.x) {
     if (i >= end_waits && i < end_ops) continue;  // data items read their own
     const Item &it = p.items[i];
+    if (mpix::work::is_companion(it.kind)) continue;  // its fields mean other things (work_items.h)
     values[i] = mpix::work::item_value(it);
-    if (i >= first_wait && i < end_waits && !mpix::work::is_companion(it.kind))
-      seen[i] = mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(it.a));
+    if (i >= first_wait && i < end_waits) seen[i] = mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(it.a));
   }
   __syncthreads();
   if (window_freed(p.h, alive)) return;
