@@ -387,9 +387,8 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   }
   const uint64_t tid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const uint64_t nthreads = uint64_t(gridDim.x) * blockDim.x;
-  const int first = end_waits;
   ThreadCursor cursor;
-  for (int i = first; waited && i < end_ops; ++i) {
+  for (int i = end_waits; waited && i < end_ops; ++i) {
     const Item &it = p.items[i];
     if (it.kind == mpix::work::kCopy) {
       copy_bytes(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,

@@ -1,7 +1,6 @@
 #include "pair_lists.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>

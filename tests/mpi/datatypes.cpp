@@ -670,8 +670,8 @@ void remote_limits(Mode mode, void *s, bool staged) {
 }
 
 // --list-limit (run with MPIX_ST_DTYPE_LIST_MIB=1): pair lists live as long as the process, in
-// memory bounded by that setting. Target types of 4,000 irregularly spaced ints (a run each, 32
-// bytes of list per run) are put one per stream epoch, each a list of its own, until the memory is
+// memory bounded by that setting. Target types of 4,000 irregularly spaced ints (uneven gaps, so
+// few pieces join into runs) are put one per stream epoch, each a list of its own, until the memory is
 // spent: that put is refused with the resource class and a message naming the setting, its epoch
 // goes on, and a list made before (cached) still serves puts in both modes, landing exactly.
 constexpr int kLimitInts = 4000;
@@ -685,7 +685,7 @@ MPI_Datatype limit_type(int variant) {
   return t;
 }
 void list_limit(void *s) {
-  constexpr int kTries = 64;  // 1 MiB holds about 8 lists of 4,000 runs
+  constexpr int kTries = 64;  // 1 MiB held 16 such lists on the host backend (the 17th refused)
   constexpr size_t kBytes = 4 * (4 * kLimitInts + 4 + kTries);
   TestWin w = make_window(WinKind::allocate, kBytes);
   const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;

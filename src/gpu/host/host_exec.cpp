@@ -177,12 +177,6 @@ bool run_op(const Item &it, std::string *why) {
   accumulate_dispatch(dst, src, it.bytes, it.dtype, it.op, true);
   return true;
 }
-// A pairs item (work::kCopyPairs, kAccumulatePairs) with the runs of the kPairList item after it:
-// each piece as a copy or accumulate of its own, through cross-memory attach where the item says.
-// Copies of pieces through cross-memory attach, many pieces per system call: one call per piece
-// made Faces --datatypes (faces of one-double pieces) several times slower on the host backend.
-// A short transfer (the kernel may stop early) redoes its batch piece by piece; copying a piece
-// twice is harmless.
 // Calls f(piece) for each piece of runs [0, n), in order, while it returns true.
 template <typename F>
 bool for_each_piece(const work::Run *runs, uint64_t n, F &&f) {
@@ -192,6 +186,12 @@ bool for_each_piece(const work::Run *runs, uint64_t n, F &&f) {
   return true;
 }
 
+// A pairs item (work::kCopyPairs, kAccumulatePairs) with the runs of the kPairList item after it:
+// each piece as a copy or accumulate of its own, through cross-memory attach where the item says.
+// Copies of pieces through cross-memory attach, many pieces per system call: one call per piece
+// made Faces --datatypes (faces of one-double pieces) several times slower on the host backend.
+// A short transfer (the kernel may stop early) redoes its batch piece by piece; copying a piece
+// twice is harmless.
 bool cma_runs(const Item &head, const work::Run *runs, uint64_t n, std::string *why) {
   const bool write = head.flags & work::kDstRemoteCma;
   constexpr size_t kBatch = 1024;  // IOV_MAX on Linux
