@@ -64,13 +64,17 @@ __device__ void report_timeout(const Params &p, const Item &it, uint64_t want, u
 // A kWaitLines item also passes on a header line of its origin's line put (work_items.h); the
 // block's threads then copy the put's data lines into the window together, each waiting for its
 // line's tag (one thread alone would pay a memory round trip per line: on 2 H100s a captured
-// 256-byte epoch took 12.6 us that way against 6.9 with the put made directly). Companion items
-// wait for nothing.
+// 256-byte epoch took 12.6 us that way against 6.9 with the put made directly). `hints` holds
+// each kWaitLines item's line hint (work_items.h, kLineHintWord) by item index: where it is set
+// the first data line is polled with the header; one block (`keeps_hints`) keeps them up to date.
+// Companion items wait for nothing.
 template <typename Params>
-__device__ bool wait_flags(const Params &p, int first, int count, const uint64_t *values, const uint64_t *seen_then = nullptr) {
+__device__ bool wait_flags(const Params &p, int first, int count, const uint64_t *values, const uint64_t *seen_then,
+                           const uint8_t *hints, bool keeps_hints) {
   __shared__ int timed_out;
   __shared__ uint64_t line_headers[mpix::work::kItemsPerLaunch];  // by item - first; 0: no lines taken
   __shared__ uint64_t line_wants[mpix::work::kItemsPerLaunch];  // the epochs those lines carry
+  __shared__ uint64_t first_lines[mpix::work::kItemsPerLaunch][2];  // data line 0 as polled (0: not polled)
   if (threadIdx.x == 0) timed_out = 0;
   __syncthreads();
   for (int i = first + threadIdx.x; i < first + count; i += blockDim.x) {
@@ -82,17 +86,30 @@ __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t
     if (seen_then && seen_then[i] >= want) continue;
     const bool lines = it.kind == mpix::work::kWaitLines && i + 1 < first + count;
     const uint32_t tag = lines ? mpix::coll::line_tag(want) : 0;
+    uint64_t *area = lines ? reinterpret_cast<uint64_t *>(p.items[i + 1].a) : nullptr;
+    const bool hinted = lines && hints[i];
     uint64_t start = p.h.watchdog_ns ? mpix_clock_ns() : 0;
     uint64_t seen;
     for (;;) {
       // The header's load goes first, so it is in flight with the flag's: polling both costs about
       // what polling the flag alone does.
-      uint64_t w0 = 0, w1 = 0;
-      if (lines) mpix_load_line(reinterpret_cast<const uint64_t *>(p.items[i + 1].a), &w0, &w1);
-      if ((seen = mpix_load_acquire_sys(flag)) >= want) break;
+      uint64_t w0 = 0, w1 = 0, d0 = 0, d1 = 0;
+      if (lines) mpix_load_line(area, &w0, &w1);
+      if (hinted) mpix_load_line(area + 2, &d0, &d1);
+      if ((seen = mpix_load_acquire_sys(flag)) >= want) {
+        // A put made directly: a hint left from line puts would cost every later wait a load.
+        if (hinted && keeps_hints) area[mpix::work::kLineHintWord] = 0;
+        break;
+      }
       if (lines && mpix::coll::line_has(w0, w1, tag)) {
-        line_headers[i - first] = mpix::coll::line_payload(w0, w1);  // never 0: a line put has a byte
+        const uint64_t header = mpix::coll::line_payload(w0, w1);  // never 0: a line put has a byte
+        line_headers[i - first] = header;
         line_wants[i - first] = want;
+        first_lines[i - first][0] = d0;  // its tag is checked where it is used
+        first_lines[i - first][1] = d1;
+        const bool one_line = mpix::work::line_put_bytes(header) <= mpix::coll::kLinePayload;
+        if (one_line != hinted && keeps_hints)
+          area[mpix::work::kLineHintWord] = one_line;
         break;
       }
       if (timed_out) break;
@@ -116,8 +133,12 @@ __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t
     const uint32_t tag = mpix::coll::line_tag(want);
     const uint64_t start = p.h.watchdog_ns ? mpix_clock_ns() : 0;
     for (uint64_t u = threadIdx.x; u < mpix::coll::unit_count(bytes); u += blockDim.x) {
-      uint64_t w0, w1;
-      mpix_load_line(lines + 2 * (u + 1), &w0, &w1);
+      uint64_t w0 = 0, w1 = 0;
+      if (u == 0) {
+        w0 = first_lines[i - first][0];
+        w1 = first_lines[i - first][1];
+      }
+      if (!mpix::coll::line_has(w0, w1, tag)) mpix_load_line(lines + 2 * (u + 1), &w0, &w1);
       while (!mpix::coll::line_has(w0, w1, tag)) {
         if (p.h.watchdog_ns && mpix_clock_ns() - start > p.h.watchdog_ns) {
           report_timeout(p, p.items[i], want, mpix::coll::line_round_seen(w0));
@@ -346,6 +367,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // then the wait costs no load of its own.
   __shared__ uint64_t values[mpix::work::kItemsPerLaunch];
   __shared__ uint64_t seen[mpix::work::kItemsPerLaunch];
+  __shared__ uint8_t line_hints[mpix::work::kItemsPerLaunch];  // kWaitLines items (work_items.h)
   const int first_wait = p.h.nlead, end_waits = first_wait + p.h.nwait;
   const int end_ops = end_waits + p.h.ncopy;
   const int end_signals = end_ops + p.h.nsignal, end_trail = end_signals + p.h.ntrail;
@@ -353,8 +375,17 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
     if (i >= end_waits && i < end_ops) continue;  // data items read their own
     const Item &it = p.items[i];
     if (mpix::work::is_companion(it.kind)) continue;  // its fields mean other things (work_items.h)
-    values[i] = mpix::work::item_value(it);
-    if (i >= first_wait && i < end_waits) seen[i] = mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(it.a));
+    const bool wait = i >= first_wait && i < end_waits, trail = i >= end_signals;
+    const bool hint = it.kind == mpix::work::kWaitLines && ((wait && i + 1 < end_waits) || (trail && i + 1 < end_trail));
+    // Every load before any store to shared memory: the flag's acquire orders all memory accesses
+    // before it, so a store of a loaded value ahead of it would wait for that load's round trip.
+    // A line hint is written only by this stream's launches.
+    const uint64_t value = mpix::work::item_value(it);
+    const uint64_t hinted = hint ? reinterpret_cast<const volatile uint64_t *>(p.items[i + 1].a)[mpix::work::kLineHintWord] : 0;
+    const uint64_t flag = wait ? mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(it.a)) : 0;
+    values[i] = value;
+    line_hints[i] = hinted != 0;
+    seen[i] = flag;
   }
   __syncthreads();
   if (window_freed(p.h, alive)) return;
@@ -366,7 +397,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // A wait the watchdog ended skips the epoch's data and stores; its counting signals (the
   // window's retire count) still run, so the host sees the list as finished.
   const bool waited =
-      wait_flags(p, first_wait, p.h.nwait, values, seen) &&
+      wait_flags(p, first_wait, p.h.nwait, values, seen, line_hints, blockIdx.x == 0) &&
       !((p.h.bits & mpix::work::kSkipIfWatchdogFired) &&
         reinterpret_cast<volatile mpix::work::WatchdogMailbox *>(p.h.mailbox_addr)->fired);
   // Skipped signals may include a network doorbell: mark the window so that no later ring of it is
@@ -470,7 +501,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // Trailing waits: what the signals started (a doorbell rung) has finished.
   if (p.h.ntrail) {
     __syncthreads();
-    (void)wait_flags(p, end_signals, waited ? p.h.ntrail : 0, values);
+    (void)wait_flags(p, end_signals, waited ? p.h.ntrail : 0, values, nullptr, line_hints, true);  // one block
   }
   if (tracer) stamps[4] = mpix_clock_ns();
   __syncthreads();  // every cursor-relative value above is read before the counts advance cursors

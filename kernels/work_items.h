@@ -67,6 +67,12 @@ inline constexpr bool is_companion(uint8_t kind) {
 // after the target's post e + 1, which follows its wait e on its stream.
 constexpr uint64_t kLinePutMaxBytes = 256;
 constexpr uint64_t kLineAreaBytes = (1 + kLinePutMaxBytes / 8) * 16 + 48;  // 576: whole 64-byte lines
+// A word after the lines, written only by the target's stream: 1 while the last line put it took
+// from that origin was one data line. The target then polls that line with the header (a put of
+// 8 bytes needs no load after its header arrived), and only then: a third load per polling round
+// delays seeing a directly made put's flag (Faces 2x1x1 on 2 H200s: 11.15 against 11.04 us).
+constexpr uint64_t kLineHintWord = (1 + kLinePutMaxBytes / 8) * 2;
+static_assert((kLineHintWord + 1) * 8 <= kLineAreaBytes, "the hint lies inside the area");
 constexpr uint64_t kLineOffsetBits = 48;
 
 // One contiguous piece of a derived-datatype operation: offsets from the item's dst and src

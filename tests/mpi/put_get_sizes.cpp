@@ -151,6 +151,47 @@ int main(int argc, char **argv) {
       }
     }
 
+    // Small puts in a row, enqueued before one synchronisation: a target that took a one-line put
+    // polls the next put's first line with its header (work_items.h, kLineHintWord); this order
+    // passes that hint through each of its changes (one line, several lines, a put made directly,
+    // an epoch without puts) with data arriving while the target polls.
+    for (Mode mode : kAllModes) {
+      for (WinKind kind : kAllKinds) {
+        g_context = fmt("%s, %s, small puts in a row", mode_name(mode), kind_name(kind));
+        const size_t row[] = {8, 1, 8, 5, 200, 8, 8, 4096, 3, 8, 0, 8, 16, 8, 256, 7};
+        size_t total = 0;
+        for (size_t n : row) total += n + 8;
+        TestWin w = make_window(kind, total, 1);
+        std::vector<uint8_t> shadow(total, 0), all(total, 0);
+        size_t off = 0;
+        for (size_t i = 0; i < std::size(row); ++i) {  // each epoch its own source and target bytes
+          const auto part = pattern(row[i], key(0x11e5, i, static_cast<uint64_t>(g_rank)));
+          std::copy(part.begin(), part.end(), all.begin() + static_cast<ptrdiff_t>(off));
+          off += row[i] + 8;
+        }
+        src.upload(all);
+        off = 0;
+        for (size_t n : row) {
+          MT_POST(mode, from_left, w.win, s);
+          MT_START(mode, to_right, w.win);
+          if (n) MT_OK(MPI_Put(src.p + off, static_cast<int>(n), MPI_BYTE, right, static_cast<MPI_Aint>(off),
+                               static_cast<int>(n), MPI_BYTE, w.win));
+          MT_COMPLETE(mode, w.win, s);
+          MT_WAIT(mode, w.win, s);
+          off += n + 8;
+        }
+        if (mode == Mode::stream) MT_SYNC(s);
+        off = 0;
+        for (size_t i = 0; i < std::size(row); ++i) {
+          const auto theirs = pattern(row[i], key(0x11e5, i, static_cast<uint64_t>(left)));
+          std::copy(theirs.begin(), theirs.end(), shadow.begin() + static_cast<ptrdiff_t>(off));
+          off += row[i] + 8;
+        }
+        check_whole(w, shadow, "small puts in a row");
+        free_window(w);
+      }
+    }
+
     // Displacement units other than 1: target_disp counts units of the target's disp_unit.
     for (Mode mode : kAllModes) {
       for (WinKind kind : kAllKinds) {
