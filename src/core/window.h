@@ -216,7 +216,8 @@ class Window {
   bool cursors_counted = true;
   static size_t cursor_base(int size) { return 2 * static_cast<size_t>(size) + 3; }
   // Line areas (work_items.h, line puts): one per origin after the cursors, in windows of at most
-  // kLineAreaMaxRanks ranks (576 bytes each; larger windows put every byte directly).
+  // kLineAreaMaxRanks ranks (576 bytes each: the origin's lines, then the target's line hint;
+  // larger windows put every byte directly).
   static constexpr int kLineAreaMaxRanks = 256;
   static bool has_line_areas(int size) { return size <= kLineAreaMaxRanks; }
   static size_t cursor_end(int size) { return cursor_base(size) + 4 * static_cast<size_t>(size); }
