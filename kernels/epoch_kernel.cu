@@ -1,6 +1,6 @@
 // The merged epoch kernel: one launch runs a whole item list (DESIGN.md §3).
-//   -. every block loads the values of the list's signals and waits (cursor-relative epochs) and
-//      each wait's flag at once, into shared memory,
+//   -. every block loads the values of the list's signals and waits (cursor-relative epochs),
+//      each wait's flag and each line wait's hint at once, into shared memory,
 //   0. block 0 stores the leading signals (a post merged with the calls after it under capture),
 //   1. every block waits for the list's flags (so no grid-wide barrier is needed before copying),
 //   2. all blocks share the copies and accumulates,
