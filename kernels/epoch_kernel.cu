@@ -490,6 +490,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   if (p.h.ncopy && !relaxed && threadIdx.x == 0 && p.h.nsignal == 0) mpix_fence_sys();
   __syncthreads();
   for (int i = end_ops + threadIdx.x; waited && i < end_signals; i += blockDim.x) {
+    if (mpix::work::ring_stopped(p.items[i], p.h.skip_addr)) continue;
     auto *flag = reinterpret_cast<uint64_t *>(p.items[i].a);
     if (relaxed) mpix_store_relaxed_sys(flag, values[i]);
     else mpix_store_release_sys(flag, values[i]);

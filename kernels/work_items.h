@@ -153,6 +153,10 @@ enum ItemFlags : uint8_t {
   // and every launch of the list sees the same cursor, and each run (eager, or a replay of a
   // captured graph) is the next epoch.
   kCursor = 8,
+  // Signal: a network doorbell's ring stored to the NIC itself (an MMIO adder), which no agent
+  // forwards: it is not stored once the list's skip word is set (LaunchHeader::skip_addr), as the
+  // agent forwards no ring of the window then (ring_stopped).
+  kStopsOnSkip = 16,
 };
 
 struct Item {
@@ -220,6 +224,13 @@ inline constexpr uint32_t window_alive_slot(uint32_t window_id) { return window_
 // The value a wait expects or a stored signal carries (kCursor: relative to the cursor word).
 MPIX_HOST_DEVICE inline uint64_t item_value(const Item &it) {
   return (it.flags & kCursor) ? it.b + *reinterpret_cast<const volatile uint64_t *>(it.bytes) : it.b;
+}
+
+// Whether a kStopsOnSkip ring must not be stored: an earlier list of the window skipped its own
+// ring (the trigger counter is cumulative, so this one would fire the skipped epoch's operations).
+// Set by earlier stream work only, so a plain load sees it.
+MPIX_HOST_DEVICE inline bool ring_stopped(const Item &it, uint64_t skip_addr) {
+  return (it.flags & kStopsOnSkip) && skip_addr && *reinterpret_cast<const volatile uint64_t *>(skip_addr) != 0;
 }
 
 template <int N>

@@ -198,11 +198,18 @@ bool direct_access() {
 // the trigger counter's MMIO adder, or the ring count stored into the word the agent watches.
 // The list also gets the window's skip word, which it sets where the watchdog skips its signals:
 // the trigger counter is cumulative, so a later ring would fire the skipped epoch's operations
-// with its own; the agent forwards no ring once the word is set (watch_doorbell).
+// with its own. Once the word is set the agent forwards no ring (watch_doorbell), and the stream
+// stores no MMIO ring (work::kStopsOnSkip).
 void add_doorbell_ring(RemoteState &s, int which, uint64_t ring, gpu::WorkList &list) {
   uint64_t *words = static_cast<uint64_t *>(s.doorbell_mem.device);
   list.skip_word = reinterpret_cast<uint64_t>(words + kSkipWord);
-  list.signals.push_back(s.mmio_adder[which] ? signal_item(s.mmio_adder[which], 1) : signal_item(words + which, ring));
+  if (!s.mmio_adder[which]) {
+    list.signals.push_back(signal_item(words + which, ring));
+    return;
+  }
+  work::Item rung = signal_item(s.mmio_adder[which], 1);
+  rung.flags |= work::kStopsOnSkip;
+  list.signals.push_back(rung);
 }
 
 // The agent forwards the rings of doorbell `which` to `trigger`, until the window's skip word is set.

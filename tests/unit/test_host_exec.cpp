@@ -145,6 +145,36 @@ TEST_CASE("signals store their value; kSignalAdd adds it") {
   CHECK(f == 1);
 }
 
+TEST_CASE("a kStopsOnSkip ring is stored while the list's skip word is 0, and not once it is set") {
+  uint64_t ring_word = 0, flag = 0, counter = 0, skip = 0;
+  Item ring = signal(&ring_word, 1);
+  ring.flags |= work::kStopsOnSkip;
+  WorkList l;
+  l.skip_word = addr(&skip);
+  l.signals.push_back(signal(&flag, 7));
+  l.signals.push_back(ring);
+  l.signals.push_back(signal(&counter, 1, true));
+  CHECK(run(l) == gpu::kOk);
+  CHECK(ring_word == 1);
+  skip = 1;  // an earlier list of the window skipped its ring
+  ring_word = 0;
+  flag = 0;
+  CHECK(run(l) == gpu::kOk);
+  CHECK(ring_word == 0);  // the ring alone is held back
+  CHECK(flag == 7);
+  CHECK(counter == 2);
+  // Without the flag, or without a skip word, the same store goes out.
+  WorkList plain = l;
+  plain.signals[1].flags = 0;
+  CHECK(run(plain) == gpu::kOk);
+  CHECK(ring_word == 1);
+  ring_word = 0;
+  WorkList unwatched = l;
+  unwatched.skip_word = 0;
+  CHECK(run(unwatched) == gpu::kOk);
+  CHECK(ring_word == 1);
+}
+
 TEST_CASE("concurrent kSignalAdd lists lose no increment") {
   uint64_t counter = 0;
   constexpr int kThreads = 4, kLists = 5000;

@@ -344,7 +344,7 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why, work::Tr
   stamp(work::kTraceOpsDone);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (const Item &it : list.signals)
-    if (!(it.flags & work::kSignalAdd)) store_signal(it);
+    if (!(it.flags & work::kSignalAdd) && !work::ring_stopped(it, list.skip_word)) store_signal(it);
   stamp(work::kTraceSignalled);
   const bool waited = wait_all(list.trailing_waits, list, report);
   stamp(work::kTraceTrailDone);
