@@ -376,12 +376,14 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
     const Item &it = p.items[i];
     if (mpix::work::is_companion(it.kind)) continue;  // its fields mean other things (work_items.h)
     const bool wait = i >= first_wait && i < end_waits, trail = i >= end_signals;
-    const bool hint = it.kind == mpix::work::kWaitLines && ((wait && i + 1 < end_waits) || (trail && i + 1 < end_trail));
+    const bool hint =
+        it.kind == mpix::work::kWaitLines && ((wait && i + 1 < end_waits) || (trail && i + 1 < end_trail));
     // Every load before any store to shared memory: the flag's acquire orders all memory accesses
     // before it, so a store of a loaded value ahead of it would wait for that load's round trip.
     // A line hint is written only by this stream's launches.
     const uint64_t value = mpix::work::item_value(it);
-    const uint64_t hinted = hint ? reinterpret_cast<const volatile uint64_t *>(p.items[i + 1].a)[mpix::work::kLineHintWord] : 0;
+    const uint64_t hinted =
+        hint ? reinterpret_cast<const volatile uint64_t *>(p.items[i + 1].a)[mpix::work::kLineHintWord] : 0;
     const uint64_t flag = wait ? mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(it.a)) : 0;
     values[i] = value;
     line_hints[i] = hinted != 0;

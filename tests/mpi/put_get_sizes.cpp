@@ -159,34 +159,32 @@ int main(int argc, char **argv) {
       for (WinKind kind : kAllKinds) {
         g_context = fmt("%s, %s, small puts in a row", mode_name(mode), kind_name(kind));
         const size_t row[] = {8, 1, 8, 5, 200, 8, 8, 4096, 3, 8, 0, 8, 16, 8, 256, 7};
+        std::vector<size_t> at;  // each epoch's own source and target bytes, 8 apart
         size_t total = 0;
-        for (size_t n : row) total += n + 8;
+        for (size_t n : row) {
+          at.push_back(total);
+          total += n + 8;
+        }
+        auto epoch_bytes = [&](size_t i, int rank) {
+          return pattern(row[i], key(0x11e5, i, static_cast<uint64_t>(rank)));
+        };
         TestWin w = make_window(kind, total, 1);
         std::vector<uint8_t> shadow(total, 0), all(total, 0);
-        size_t off = 0;
-        for (size_t i = 0; i < std::size(row); ++i) {  // each epoch its own source and target bytes
-          const auto part = pattern(row[i], key(0x11e5, i, static_cast<uint64_t>(g_rank)));
-          std::copy(part.begin(), part.end(), all.begin() + static_cast<ptrdiff_t>(off));
-          off += row[i] + 8;
+        for (size_t i = 0; i < std::size(row); ++i) {
+          const auto mine = epoch_bytes(i, g_rank), theirs = epoch_bytes(i, left);
+          std::copy(mine.begin(), mine.end(), all.begin() + static_cast<ptrdiff_t>(at[i]));
+          std::copy(theirs.begin(), theirs.end(), shadow.begin() + static_cast<ptrdiff_t>(at[i]));
         }
         src.upload(all);
-        off = 0;
-        for (size_t n : row) {
+        for (size_t i = 0; i < std::size(row); ++i) {
+          const int n = static_cast<int>(row[i]);
           MT_POST(mode, from_left, w.win, s);
           MT_START(mode, to_right, w.win);
-          if (n) MT_OK(MPI_Put(src.p + off, static_cast<int>(n), MPI_BYTE, right, static_cast<MPI_Aint>(off),
-                               static_cast<int>(n), MPI_BYTE, w.win));
+          if (n) MT_OK(MPI_Put(src.p + at[i], n, MPI_BYTE, right, static_cast<MPI_Aint>(at[i]), n, MPI_BYTE, w.win));
           MT_COMPLETE(mode, w.win, s);
           MT_WAIT(mode, w.win, s);
-          off += n + 8;
         }
         if (mode == Mode::stream) MT_SYNC(s);
-        off = 0;
-        for (size_t i = 0; i < std::size(row); ++i) {
-          const auto theirs = pattern(row[i], key(0x11e5, i, static_cast<uint64_t>(left)));
-          std::copy(theirs.begin(), theirs.end(), shadow.begin() + static_cast<ptrdiff_t>(off));
-          off += row[i] + 8;
-        }
         check_whole(w, shadow, "small puts in a row");
         free_window(w);
       }
