@@ -9,6 +9,7 @@
 #   - **term**: text           tagged item (.TP), also - `term`: text
 #   blank line                 new paragraph
 #   `code`, **bold**, *italic* inline (code is bold, its hyphens are minus signs); \* is a star
+#   <!-- comment -->           a line of its own: left out
 cmake_minimum_required(VERSION 3.22)
 if(NOT IN OR NOT OUT)
   message(FATAL_ERROR "usage: cmake -DIN=page.3.md -DOUT=page.3 [-DVERSION=x.y.z] -P md2man.cmake")
@@ -92,7 +93,9 @@ foreach(line IN LISTS lines)
   endif()
   set(first FALSE)
 
-  if(line MATCHES "^ *$")
+  if(line MATCHES "^<!--.*-->$")
+    # An HTML comment on a line of its own (markers of generated parts) prints nothing.
+  elseif(line MATCHES "^ *$")
     set(need_pp TRUE)
   elseif(line MATCHES "^(##+) +(.*)$")
     string(LENGTH "${CMAKE_MATCH_1}" level)
