@@ -6,12 +6,13 @@
 #   the GPU count (2 -> 2 1 1, 4 -> 2 2 1) and printed with each run.
 #   Variants: `packed` (every mode packs) and `datatypes` (--datatypes: rma and st put from the
 #   field through derived types; p2p and nccl pack as in `packed`, a reference in the same run).
-# Writes one JSON per run and faces.png (scripts/plot-faces.py) to OUT_DIR (default faces-results).
-# Environment: OUT_DIR, GPU_COUNTS (default "2 4"), CASES (default "small large"),
-#   VARIANTS (default "packed datatypes"), BUILD_DIR.
+# Written as a run folder that scripts/perf-report.py reads: one JSON per run, command.sh, run.json.
+# Environment: OUT_DIR (default bench/results/faces-cuda), GPU_COUNTS (default "2 4"),
+#   CASES (default "small large"), VARIANTS (default "packed datatypes"), BUILD_DIR (default
+#   build-faces), FACES_ARGS (more Faces arguments, e.g. --graph).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out_dir=${OUT_DIR:-faces-results}
+. scripts/bench-common.sh
 build_dir=${BUILD_DIR:-build-faces}
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}  # NVLink multicast stays off on shared machines
 
@@ -21,10 +22,10 @@ if [ "$gpus" -lt 2 ]; then
   echo "bench-faces.sh: needs at least 2 GPUs (nvidia-smi shows $gpus); scripts/faces.sh runs anywhere" >&2
   exit 1
 fi
-BUILD_DIR=$build_dir scripts/faces.sh --build-only
+bench_init "${OUT_DIR:-bench/results/faces-cuda}"
+bench_run env BUILD_DIR="$build_dir" scripts/faces.sh --build-only
 faces="$build_dir/examples/faces/faces_cuda"
 [ -x "$faces" ] || { echo "bench-faces.sh: $faces was not built (no CUDA compiler?)" >&2; exit 1; }
-mkdir -p "$out_dir"
 
 grid_for() {
   case $1 in
@@ -60,16 +61,12 @@ for count in ${GPU_COUNTS:-2 4}; do
         name="faces-$case-${count}gpu${periodic:+-periodic}${flags:+-datatypes}"
         echo "=== $name: grid lx ly lz = $grid, mx my mz n niface niel nshare = $input ${periodic} ${flags}"
         # shellcheck disable=SC2086  # grid, input and flags are lists
-        MPIX_ST_BACKEND=cuda mpiexec -n "$count" "$faces" --mode all $periodic $flags \
-          --json "$out_dir/$name.json" $grid $input || status=1
+        bench_run env MPIX_ST_BACKEND=cuda NCCL_NVLS_ENABLE="$NCCL_NVLS_ENABLE" mpiexec -n "$count" "$faces" \
+          --mode all $periodic $flags ${FACES_ARGS:-} --json "$bench_out/$name.json" $grid $input || status=1
       done
     done
   done
 done
-
-if python3 -c 'import matplotlib' 2>/dev/null; then
-  python3 scripts/plot-faces.py "$out_dir"/faces-*.json -o "$out_dir/faces.png"
-else
-  echo "bench-faces.sh: no matplotlib; plot later with: python3 scripts/plot-faces.py $out_dir/faces-*.json -o faces.png"
-fi
+bench_manifest "Faces, every mode, ${CASES:-small large} inputs${FACES_ARGS:+, $FACES_ARGS}" \
+  --setting NCCL_NVLS_ENABLE="$NCCL_NVLS_ENABLE"
 exit $status

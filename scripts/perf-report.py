@@ -98,7 +98,7 @@ def load_runs(paths):
 
 
 def gpu_count(text):
-    counts = [int(n) for n in re.findall(r"[0-9]+", str(text))]
+    counts = [int(n) for n in re.findall(r"([0-9]+) x ", str(text))]
     return max(counts) if counts else 0
 
 
@@ -162,17 +162,18 @@ def chart(title, labels, y_label, bar=None, line=None, least_top=0.0):
 
 def run_header(run, entries):
     m = run.meta
-    lines = ["### {} (`{}`)".format(m["title"], run.name), ""]
+    lines = ["### `{}`: {}, commit `{}`".format(run.name, m["gpus"] if m["gpus"] != "none" else "no GPU",
+                                                 m["commit"]), ""]
+    lines.append("- Run: {}.".format(m["title"]))
     lines.append("- Machine: {}; GPUs: {}; MPI: {}{}.".format(
         m["machine"], m["gpus"], m["mpi"], "; " + m["software"] if m.get("software") else ""))
     if m.get("settings"):
         lines.append("- Environment of every command: {}.".format(
             ", ".join("`{}={}`".format(k, v) for k, v in sorted(m["settings"].items()))))
-    code = "commit `{}`".format(m["commit"])
     if run.ab:
-        code = "base `{}` against head `{}`, {} rounds".format(run.ab["base"][:7], run.ab["head"][:7],
-                                                              run.ab.get("rounds", "?"))
-    lines.append("- Code: {}; measured {}.".format(code, m["date"]))
+        lines.append("- Code: base `{}` against head `{}`, {} rounds.".format(
+            run.ab["base"][:7], run.ab["head"][:7], run.ab.get("rounds", "?")))
+    lines.append("- Measured: {}.".format(m["date"]))
     lines.append("- Command: {}; manifest: {}.".format(run.link(m["command"]), run.link("run.json")))
     files = []
     for e, _ in entries:
@@ -286,6 +287,11 @@ def faces_section(runs):
         bar = bars if all(v is not None for v in bars) else None
         line = lines_ if all(v is not None for v in lines_) else None
         if bar or line:
+            used = [t for k, t in (("dt", "dt: --datatypes"), ("wrap", "wrap: wrap-around"),
+                                   ("lo", "lo: --launch-overlap"), ("r1", "rN: round N"))
+                    if any(k in label.split() for label in labels)]
+            if used:
+                out += ["Chart labels: {}.".format(", ".join(used)), ""]
             what = " and ".join(t for t, s in (("st / NCCL (bars)", bar), ("st / rma (line)", line)) if s)
             out += chart("Faces {}: {}, time per exchange".format(run.name, what), labels, "time ratio",
                          bar, line, 1.0) + [""]
@@ -463,7 +469,7 @@ def coll_section(runs):
                                 num(bw(big[1], "mpixst-graph")) if big else "-",
                                 num(bw(big[1], "vendor-graph")) if big else "-"])
             out += table(["collective", "time / NCCL < 1 MiB, eager (median)", "replayed (median)",
-                          "replayed (largest)", "large size", "busbw / NCCL, eager", "replayed",
+                          "replayed (highest)", "largest size", "busbw / NCCL, eager", "replayed",
                           "mpix-st replayed GB/s", "NCCL replayed GB/s"], summary) + [""]
             small_rows, large_rows = [], []
             has_mpi = any("mpi" in s for s in rows.values())
@@ -598,15 +604,15 @@ def ab_rows(benchmark, base, head):
     # collectives: per size, mpix-st's time / NCCL's in each build, and head's own time / base's; medians
     rb, rh = coll_table([base]), coll_table([head])
     rows = []
-    for coll in sorted({k[0] for k in rh}, key=lambda c: coll_key((c, 0))):
+    for coll in sorted({k[0] for k in rh}, key=lambda c: coll_key((c, 0))) + [None]:
         for impl, vendor, label in (("mpixst", "vendor", "eager"), ("mpixst-graph", "vendor-graph", "replayed")):
-            keys = [k for k in sorted(rh) if k[0] == coll and k in rb]
+            keys = [k for k in sorted(rh) if coll in (None, k[0]) and k in rb]
             vb = [ratio(t(rb[k], impl), t(rb[k], vendor)) for k in keys]
             vh = [ratio(t(rh[k], impl), t(rh[k], vendor)) for k in keys]
             own = [ratio(t(rh[k], impl), t(rb[k], impl)) for k in keys]
             vb, vh, own = ([x for x in v if x is not None] for v in (vb, vh, own))
             if own:
-                rows.append(("{} {}: mpix-st / NCCL time, median over sizes".format(coll, label),
+                rows.append(("{} {}: mpix-st / NCCL time, median over sizes".format(coll or "every collective", label),
                              statistics.median(vb) if vb else None, statistics.median(vh) if vh else None,
                              statistics.median(own)))
     return rows
