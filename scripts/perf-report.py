@@ -345,19 +345,21 @@ def rma_section(runs):
         if not entries or run.ab:
             continue
         out += run_header(run, entries)
-        out += ["Two ranks, one per GPU. Round trips of an 8-byte put epoch (post, start, put, complete, "
+        out += ["Two ranks (one per GPU on GPU machines). Round trips of an 8-byte put epoch (post, start, put, complete, "
                 "wait on both ranks); replayed: captured once into a graph and replayed; floor: a raw "
                 "cross-process stream-signal ping-pong without MPI or the library.", ""]
         cols = [e["file"] for e, _ in entries]
         per_file = [rma_rows(d) for _, d in entries]
         for idx, (title, unit, digits) in enumerate((("ratio", "", 3), ("time", "us", 2), ("bandwidth", "GB/s", 2))):
-            names = [n for n, _ in per_file[0][idx]]
+            names = []
+            for f in per_file:
+                names += [n for n, _ in f[idx] if n not in names]
             if not names:
                 continue
             rows = []
-            for k, name in enumerate(names):
+            for name in names:
                 rows.append([name + (" ({})".format(unit) if unit else "")] +
-                            [num(f[idx][k][1], digits) if k < len(f[idx]) else "-" for f in per_file])
+                            [num(dict(f[idx]).get(name), digits) for f in per_file])
             out += table([title] + ["`{}`".format(c) for c in cols], rows) + [""]
         e0, d0 = entries[0]
         g = d0.get("graph") or {}
