@@ -816,7 +816,7 @@ def write_manifest(args):
         entries.append(entry)
     gpus = args.gpus or detect_gpus()
     meta = {"title": args.title, "machine": args.machine or detect_machine(gpus), "gpus": gpus,
-            "mpi": args.mpi or detect_mpi(), "date": args.date or datetime.datetime.utcnow().strftime("%Y-%m-%d"),
+            "mpi": args.mpi or detect_mpi(), "date": args.date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
             "commit": args.commit or detect_commit(), "command": args.command, "files": entries}
     if args.software:
         meta["software"] = args.software
