@@ -38,4 +38,5 @@ for n in ${GPU_COUNTS:-2 4}; do
     --json "$bench_out/coll_bench-$backend-${n}ranks.json" ${COLL_ARGS:-}
   counts+=("$n")
 done
-bench_manifest "coll_bench on ${counts[*]} ranks${COLL_ARGS:+, $COLL_ARGS}" --setting NCCL_NVLS_ENABLE="$NCCL_NVLS_ENABLE"
+bench_manifest "coll_bench on ${counts[*]} ranks${COLL_ARGS:+, $COLL_ARGS}" \
+  --setting NCCL_NVLS_ENABLE="$NCCL_NVLS_ENABLE"

@@ -315,7 +315,8 @@ def rma_rows(d):
                     ratio(g.get("st_round_trip_us"), g.get("raw_epoch_round_trip_us")))]
     ratios += [("eager st / eager floor", ratio(d.get("st_round_trip_us"), d.get("floor_round_trip_us"))),
                ("eager st / host-driven RMA", ratio(d.get("st_round_trip_us"), d.get("host_round_trip_us"))),
-               ("eager st / eager raw 3-kernel epoch", ratio(d.get("st_round_trip_us"), d.get("raw_epoch_round_trip_us"))),
+               ("eager st / eager raw 3-kernel epoch",
+                ratio(d.get("st_round_trip_us"), d.get("raw_epoch_round_trip_us"))),
                ("host time per MPIX call / raw launch", ratio(per_call, d.get("raw_launch_host_us")))]
     for b in d.get("bandwidth", []):
         ratios.append(("{} MiB put / copy engine".format(b["mib"]), ratio(b.get("st_gbps"), b.get("copy_engine_gbps"))))
@@ -345,8 +346,8 @@ def rma_section(runs):
         if not entries or run.ab:
             continue
         out += run_header(run, entries)
-        out += ["Two ranks (one per GPU on GPU machines). Round trips of an 8-byte put epoch (post, start, put, complete, "
-                "wait on both ranks); replayed: captured once into a graph and replayed; floor: a raw "
+        out += ["Two ranks (one per GPU on GPU machines). Round trips of an 8-byte put epoch (post, start, put, "
+                "complete, wait on both ranks); replayed: captured once into a graph and replayed; floor: a raw "
                 "cross-process stream-signal ping-pong without MPI or the library.", ""]
         cols = [e["file"] for e, _ in entries]
         per_file = [rma_rows(d) for _, d in entries]
@@ -529,7 +530,8 @@ def dtype_section(runs):
                          num(d["record_derived_us"] - d["record_predefined_us"], 3),
                          num(d.get("contiguous_us")), num(d.get("vector_us")), num(d.get("pack_put_us")),
                          "yes" if d.get("correct") else "NO"])
-            labels.append("{} blocks{}".format(size_text(d["block"]), " r{}".format(e["round"]) if "round" in e else ""))
+            labels.append("{} blocks{}".format(size_text(d["block"]),
+                                               " r{}".format(e["round"]) if "round" in e else ""))
             bars.append(d.get("vector_over_contiguous_bw"))
         out += table(["file", "block", "bytes per put", "vector bandwidth / contiguous", "vector time / pack + put",
                       "recording + us", "contiguous us", "vector us", "pack + put us", "checked"], rows) + [""]
@@ -816,7 +818,8 @@ def write_manifest(args):
         entries.append(entry)
     gpus = args.gpus or detect_gpus()
     meta = {"title": args.title, "machine": args.machine or detect_machine(gpus), "gpus": gpus,
-            "mpi": args.mpi or detect_mpi(), "date": args.date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+            "mpi": args.mpi or detect_mpi(),
+            "date": args.date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
             "commit": args.commit or detect_commit(), "command": args.command, "files": entries}
     if args.software:
         meta["software"] = args.software
