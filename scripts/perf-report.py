@@ -2,9 +2,10 @@
 """perf-report.py: doc/performance.md from the run folders under bench/results/.
 
 usage:
-  scripts/perf-report.py                  write doc/performance.md from bench/results/*/run.json
-  scripts/perf-report.py --check          exit 1 with a diff when doc/performance.md is not what
-                                          this script writes
+  scripts/perf-report.py                  write doc/performance.md from bench/results/*/run.json,
+                                          and README.md's headline table (between its markers)
+  scripts/perf-report.py --check          exit 1 with a diff when doc/performance.md or README.md's
+                                          table is not what this script writes
   scripts/perf-report.py --runs DIR... [--output -]
                                           the same page for the named run folders only (to standard
                                           output with --output -), e.g. to read a fresh run
@@ -42,6 +43,7 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(REPO, "bench", "results")
 OUTPUT = os.path.join(REPO, "doc", "performance.md")
+README = os.path.join(REPO, "README.md")  # its headline table, between two markers
 BENCHMARKS = ("faces", "rma_bench", "coll_bench", "dtype_bench", "throttle")
 LINK_BASE = [os.path.dirname(OUTPUT)]  # links are relative to the page's folder
 REQUIRED = ("title", "machine", "gpus", "mpi", "date", "commit", "command", "files")
@@ -690,6 +692,81 @@ def render(runs, results_rel="bench/results"):
     return "\n".join(out) + "\n"
 
 
+# ---- README.md's headline table --------------------------------------------------------------------
+
+README_BEGIN = "<!-- perf-report:headline:begin -->"
+README_END = "<!-- perf-report:headline:end -->"
+
+
+def newest(runs, benchmark):
+    """The newest run of a benchmark (ties: more GPUs), A/B runs left out."""
+    have = [r for r in runs if r.of(benchmark) and not r.ab]
+    return max(have, key=lambda r: (date_key(r.meta["date"]), gpu_count(r.meta["gpus"]), r.name), default=None)
+
+
+def span(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    lo, hi = min(values), max(values)
+    return rat(lo) if rat(lo) == rat(hi) else "{}-{}".format(rat(lo), rat(hi))
+
+
+def headline_rows(runs):
+    rows = []
+    run = newest(runs, "faces")
+    if run:
+        groups = [g for g in faces_groups(run.of("faces")) if g["config"].get("graph")]
+        widest = max((g["config"]["ranks"] for g in groups), default=0)
+        packed = [g for g in groups if g["config"]["ranks"] == widest and not g["config"].get("periodic")
+                  and not g["config"].get("datatypes") and g["config"].get("launch_overlap") != "on"]
+        if packed:
+            grid = "x".join(str(x) for x in packed[0]["config"]["grid"])
+            for other, name in (("nccl", "NCCL"), ("rma", "host-driven RMA (`rma`)")):
+                value = span(ratio(g["modes"].get("st"), g["modes"].get(other)) for g in packed)
+                if value:
+                    rows.append(["Faces {}, replayed: time per exchange, st / {}".format(grid, name), value, run])
+    run = newest(runs, "rma_bench")
+    if run:
+        ratios = [dict(rma_rows(d)[0]) for _, d in run.of("rma_bench")]
+        for key, text in (("replayed st / replayed floor", "the raw stream-signal floor"),
+                          ("replayed st / host-driven RMA", "host-driven RMA")):
+            value = span(r.get(key) for r in ratios)
+            if value:
+                rows.append(["rma_bench, replayed 8-byte epoch round trip, st / " + text, value, run])
+    run = newest(runs, "coll_bench")
+    if run:
+        slots = coll_table([d for _, d in run.of("coll_bench")])
+        small = [ratio(t(s, "mpixst-graph"), t(s, "vendor-graph")) for (_, size), s in slots.items()
+                 if size < SMALL_LIMIT]
+        small += [ratio(t(s, "mpixst"), t(s, "vendor")) for (_, size), s in slots.items() if size < SMALL_LIMIT]
+        sizes = [k for k in slots if k[1] >= SMALL_LIMIT]
+        largest = max((k[1] for k in sizes), default=None)
+        big = [ratio(bw(slots[k], "mpixst"), bw(slots[k], "vendor")) for k in sizes if k[1] == largest]
+        if span(small):
+            rows.append(["Collectives below {}, eager and replayed: time, mpix-st / NCCL".format(
+                size_text(SMALL_LIMIT)), span(small), run])
+        if span(big):
+            rows.append(["Collectives at {}: bus bandwidth, mpix-st / NCCL".format(size_text(largest)), span(big),
+                         run])
+    return rows
+
+
+def readme_block(runs):
+    lines = [README_BEGIN, "| figure | ratio | run |", "|---|---|---|"]
+    for what, value, run in headline_rows(runs):
+        lines.append("| {} | {} | [{}](doc/performance.md), {}, {} |".format(
+            what, value, run.name, run.meta["gpus"], run.meta["date"]))
+    return "\n".join(lines + [README_END])
+
+
+def with_readme_block(text, runs):
+    begin, end = text.find(README_BEGIN), text.find(README_END)
+    if begin < 0 or end < begin:
+        return None
+    return text[:begin] + readme_block(runs) + text[end + len(README_END):]
+
+
 def run_dirs(results):
     dirs = []
     for name in sorted(os.listdir(results)):
@@ -889,28 +966,41 @@ def main():
         print("perf-report.py: {}".format(e), file=sys.stderr)
         return 2
     LINK_BASE[0] = os.path.dirname(os.path.abspath(output)) if output != "-" else os.path.dirname(OUTPUT)
-    text = render(runs, results_rel)
+    pages = [(output, render(runs, results_rel))]
+    if output == OUTPUT and not args.runs:
+        # README.md's headline table comes from the same runs.
+        with open(README, encoding="utf-8") as f:
+            readme = with_readme_block(f.read(), runs)
+        if readme is None:
+            print("perf-report.py: README.md lacks the {} ... {} markers".format(README_BEGIN, README_END),
+                  file=sys.stderr)
+            return 2
+        pages.append((README, readme))
     if output == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(pages[0][1])
         return 0
-    if args.check:
+    stale = 0
+    for path, text in pages:
         try:
-            with open(output, encoding="utf-8") as f:
+            with open(path, encoding="utf-8") as f:
                 current = f.read()
         except OSError:
             current = ""
         if current == text:
-            print("perf-report.py: {} is current".format(os.path.relpath(output)))
-            return 0
-        sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True),
-                                                   os.path.relpath(output), "generated"))
-        print("perf-report.py: {} is not current: run python3 scripts/perf-report.py".format(
-            os.path.relpath(output)), file=sys.stderr)
-        return 1
-    with open(output, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
-    print("perf-report.py: wrote {}".format(os.path.relpath(output)))
-    return 0
+            if args.check:
+                print("perf-report.py: {} is current".format(os.path.relpath(path)))
+            continue
+        if args.check:
+            sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True),
+                                                       os.path.relpath(path), "generated"))
+            print("perf-report.py: {} is not current: run python3 scripts/perf-report.py".format(
+                os.path.relpath(path)), file=sys.stderr)
+            stale = 1
+            continue
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        print("perf-report.py: wrote {}".format(os.path.relpath(path)))
+    return stale
 
 
 if __name__ == "__main__":
