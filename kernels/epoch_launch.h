@@ -36,7 +36,7 @@ constexpr int kCollBlocksPerSm = 1;
 int mpix_launch_epoch_kernel(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream,
                              bool overlap);
 // Under stream capture: makes the kernel node `node` (one a launch above recorded) run `params`
-// instead, so calls that follow it on the stream join it (src/gpu/list_merge.h).
+// instead, so calls that follow it on the stream join it (src/backend/list_merge.h).
 int mpix_set_epoch_kernel_node(void *node, const mpix::work::LaunchParams &params, int blocks, int threads);
 // One collective call (coll_schedules.h); blocks must all run at once (a block waits for its
 // peers' blocks of the same channel).

@@ -11,7 +11,7 @@
 // six at the end with one atomic add (block 0 of a multi-block launch hands its two over through
 // a slot of the log before the ticket). Once the log is full, records are counted (`claimed`
 // goes on) but not written. What tracing costs is measured, not assumed (README, "Launch
-// trace"). MPI_Finalize writes the log (src/gpu/launch_trace_file.h); scripts/trace-summary.py
+// trace"). MPI_Finalize writes the log (src/backend/launch_trace_file.h); scripts/trace-summary.py
 // turns it into per-phase times.
 //
 // Each launch's records are written together, so they are contiguous in the log and start with

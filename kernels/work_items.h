@@ -190,7 +190,7 @@ enum LaunchBits : uint16_t {
 };
 
 // Items of a launch, in order: leading signals (relaxed stores by block 0 before any wait: the
-// signals of a post merged with the epoch calls after it, src/gpu/list_merge.h), waits, ops
+// signals of a post merged with the epoch calls after it, src/backend/list_merge.h), waits, ops
 // (copies, accumulates, stores), signals (stores, the last block), trailing waits (that block,
 // after its signals: e.g. the network's completion of what a signal rang, or a merged wait's
 // flags), then counting signals (kSignalAdd: the list has run).
@@ -200,7 +200,7 @@ struct LaunchHeader {
   uint16_t reserved;
   uint32_t window_id;      // diagnostics
   uint32_t ticket_expect;  // multi-block launches: ticket value the last block observes
-  // kCheckAlive: a post of another window merged in front (src/gpu/list_merge.h) signals into
+  // kCheckAlive: a post of another window merged in front (src/backend/list_merge.h) signals into
   // that window's peers, so replays check it is alive too; 0: none.
   uint32_t lead_window_id;
   uint32_t reserved2;

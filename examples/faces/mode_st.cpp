@@ -7,7 +7,7 @@
 // i-1, the last reader of that window's buffer, so it is safe; and peers find it a whole exchange
 // before they put, so no post hop is left on the critical path (the one-window epoch waits for
 // the peers' posts every exchange). Captured (--graph), the next window's post, this window's
-// complete and its wait run as one kernel (src/gpu/list_merge.h). The price is a second receive
+// complete and its wait run as one kernel (src/backend/list_merge.h). The price is a second receive
 // buffer. One window (--st-windows 1): each exchange posts its own window; captured, after the
 // pack, so that post, complete and wait merge.
 #include <mpix/mpix_st.h>

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "../coll/collectives.h"
-#include "../gpu/backend.h"
+#include "../backend/backend.h"
 #include "errors.h"
 #include "host_streams.h"
 #include "mpich_streams.h"

@@ -5,8 +5,8 @@
 #include <unordered_set>
 
 #include "../core/epochs.h"
-#include "../gpu/backend.h"
-#include "../gpu/host/host_stream.h"
+#include "../backend/backend.h"
+#include "../backend/host/host_stream.h"
 #include "errors.h"
 #include "host_streams.h"
 #include "mpix/mpix_st.h"

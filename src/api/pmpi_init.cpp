@@ -10,7 +10,7 @@
 
 #include "../coll/context.h"
 #include "../core/internode.h"
-#include "../gpu/launch_trace_file.h"
+#include "../backend/launch_trace_file.h"
 #include "half_datatypes.h"
 
 extern "C" {

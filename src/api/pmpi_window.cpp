@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "../core/window_setup.h"
-#include "../gpu/backend.h"
+#include "../backend/backend.h"
 #include "errors.h"
 #include "window_lookup.h"
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "../core/epochs.h"
-#include "../gpu/backend_select.h"
+#include "../backend/backend_select.h"
 
 namespace mpix::api {
 

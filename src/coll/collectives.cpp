@@ -9,7 +9,7 @@
 #include "../../kernels/coll_schedules.h"
 #include "../core/config.h"
 #include "../core/epochs.h"
-#include "../gpu/backend.h"
+#include "../backend/backend.h"
 #include "context.h"
 #include "multinode.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../core/result.h"
-#include "../gpu/backend.h"
+#include "../backend/backend.h"
 #include "multinode.h"
 
 namespace mpix::coll {

@@ -12,7 +12,7 @@
 #include "../core/rma_ops.h"
 #include "../core/window.h"
 #include "../core/window_setup.h"
-#include "../gpu/backend.h"
+#include "../backend/backend.h"
 #include "collectives.h"
 #include "context.h"
 

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../gpu/backend.h"
+#include "../backend/backend.h"
 #include "../topo/locality.h"
 #include "../topo/nic_choice.h"
 #include "config.h"

@@ -15,7 +15,7 @@
 #pragma once
 #include <mpi.h>
 
-#include "../gpu/backend.h"
+#include "../backend/backend.h"
 
 #include <cstdint>
 #include <memory>

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../gpu/backend.h"
+#include "../backend/backend.h"
 #include "../transport/ofi/fabric.h"
 #include "result.h"
 

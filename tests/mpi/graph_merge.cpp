@@ -1,4 +1,4 @@
-// Epoch calls merged under capture (src/gpu/list_merge.h): a call whose stream captured nothing
+// Epoch calls merged under capture (src/backend/list_merge.h): a call whose stream captured nothing
 // since the previous epoch call of the same window joins that call's kernel node or task.
 //
 // 1. Counted: `stamp | post start put complete wait | append` is one stream operation of the

@@ -1,4 +1,4 @@
-// Unit tests of the host backend's work-list execution (src/gpu/host/host_exec.h): the semantics
+// Unit tests of the host backend's work-list execution (src/backend/host/host_exec.h): the semantics
 // of the merged epoch kernel - waits, then copies and accumulates, then signals.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "gpu/host/host_exec.h"
+#include "backend/host/host_exec.h"
 
 using namespace mpix;
 using gpu::WatchdogReport;

@@ -1,4 +1,4 @@
-// Unit tests of the host backend's stream: an in-order worker thread (src/gpu/host/host_stream.h).
+// Unit tests of the host backend's stream: an in-order worker thread (src/backend/host/host_stream.h).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "gpu/host/host_stream.h"
+#include "backend/host/host_stream.h"
 
 using mpix::gpu::HostStream;
 using namespace std::chrono_literals;

@@ -1,10 +1,10 @@
-// Epoch lists merged under capture (src/gpu/list_merge.h): which lists join, where each part
+// Epoch lists merged under capture (src/backend/list_merge.h): which lists join, where each part
 // lands, and how cursor-relative values follow the counts that run before them.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include "core/list_items.h"
-#include "gpu/list_merge.h"
+#include "backend/list_merge.h"
 
 using mpix::gpu::merge_captured;
 using mpix::gpu::WorkList;

@@ -1,4 +1,4 @@
-// Hardware multicast selection and set-up (src/coll/multicast_choice.h, src/gpu/multicast.h) with
+// Hardware multicast selection and set-up (src/coll/multicast_choice.h, src/backend/multicast.h) with
 // the driver stubbed: no GPU, no MPI, no driver call. The stubs count every call, fail the step
 // they are told to, and hand out handles whose release they check.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN

@@ -1,4 +1,4 @@
-// Unit tests of the host backend's named shared-memory segments (src/gpu/host/shm_segments.h).
+// Unit tests of the host backend's named shared-memory segments (src/backend/host/shm_segments.h).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <sys/mman.h>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/host/shm_segments.h"
+#include "backend/host/shm_segments.h"
 
 namespace shm = mpix::gpu::shm;
 

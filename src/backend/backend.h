@@ -1,5 +1,6 @@
 // The portability layer: everything the core needs from a GPU runtime (or from the host backend).
-// The core names no GPU runtime; it talks to one Backend chosen once per process.
+// Nothing above src/backend names a GPU runtime (CUDA, HIP); the core talks to one Backend chosen
+// once per process.
 #pragma once
 #include <cstddef>
 #include <cstdint>
