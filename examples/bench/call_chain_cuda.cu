@@ -32,8 +32,8 @@
 #include <vector>
 
 // The library's own device accesses and launch (no library code runs): the probe measures them.
-#include "device_atomics.h"
-#include "launch_overlap.h"
+#include "kernels/device_atomics.h"
+#include "kernels/launch_overlap.h"
 
 namespace {
 

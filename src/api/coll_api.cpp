@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "../coll/collectives.h"
-#include "../backend/backend.h"
+#include "backend/backend.h"
+#include "coll/collectives.h"
 #include "errors.h"
 #include "host_streams.h"
 #include "mpich_streams.h"

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-#include "../core/window.h"
+#include "core/window.h"
 #include "mpix/mpix_st.h"
 
 namespace mpix {

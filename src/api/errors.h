@@ -2,7 +2,7 @@
 #pragma once
 #include <mpi.h>
 
-#include "../core/result.h"
+#include "core/result.h"
 
 namespace mpix::api {
 

@@ -4,8 +4,8 @@
 // The stream reductions recognise them by handle value, so their byte layout carries no meaning.
 #include "half_datatypes.h"
 
-#include "../core/datatype_flatten.h"
-#include "../core/pair_lists.h"
+#include "core/datatype_flatten.h"
+#include "core/pair_lists.h"
 #include "mpix/mpix_st.h"
 
 extern "C" {

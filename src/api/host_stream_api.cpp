@@ -4,9 +4,9 @@
 #include <string>
 #include <unordered_set>
 
-#include "../core/epochs.h"
-#include "../backend/backend.h"
-#include "../backend/host/host_stream.h"
+#include "backend/backend.h"
+#include "backend/host/host_stream.h"
+#include "core/epochs.h"
 #include "errors.h"
 #include "host_streams.h"
 #include "mpix/mpix_st.h"

@@ -1,7 +1,7 @@
 // Host streams handed out by MPIX_Host_stream_create and not destroyed yet: calls given any other
 // pointer (a destroyed stream, a stray value) are refused instead of running on freed memory.
 #pragma once
-#include "../core/result.h"
+#include "core/result.h"
 
 namespace mpix::api {
 

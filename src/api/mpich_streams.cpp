@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "../backend/backend.h"
+#include "backend/backend.h"
 #include "errors.h"
 #include "host_streams.h"
 #include "mpix/mpix_st.h"

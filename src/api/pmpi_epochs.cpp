@@ -6,8 +6,8 @@
 #include <cstring>
 #include <string>
 
-#include "../core/epochs.h"
-#include "../backend/backend.h"
+#include "backend/backend.h"
+#include "core/epochs.h"
 #include "errors.h"
 #include "host_streams.h"
 #include "mpix/mpix_st.h"

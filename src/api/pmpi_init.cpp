@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <string>
 
-#include "../coll/context.h"
-#include "../core/internode.h"
-#include "../backend/launch_trace_file.h"
+#include "backend/launch_trace_file.h"
+#include "coll/context.h"
+#include "core/internode.h"
 #include "half_datatypes.h"
 
 extern "C" {

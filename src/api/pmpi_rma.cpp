@@ -2,7 +2,7 @@
 // epochs, passed to the underlying MPI inside its fence and lock epochs.
 #include <mpi.h>
 
-#include "../core/rma_ops.h"
+#include "core/rma_ops.h"
 #include "errors.h"
 #include "window_lookup.h"
 

@@ -7,8 +7,8 @@
 #include "errors.h"
 #include "half_datatypes.h"
 
-#include "../core/datatype_flatten.h"
-#include "../core/pair_lists.h"
+#include "core/datatype_flatten.h"
+#include "core/pair_lists.h"
 
 extern "C" int MPI_Type_free(MPI_Datatype *type) {
   if (type && mpix::api::is_half_datatype(*type))

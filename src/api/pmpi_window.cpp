@@ -6,8 +6,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "../core/window_setup.h"
-#include "../backend/backend.h"
+#include "backend/backend.h"
+#include "core/window_setup.h"
 #include "errors.h"
 #include "window_lookup.h"
 

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "../core/epochs.h"
-#include "../backend/backend_select.h"
+#include "backend/backend_select.h"
+#include "core/epochs.h"
 
 namespace mpix::api {
 

@@ -2,8 +2,8 @@
 #pragma once
 #include <mpi.h>
 
-#include "../core/result.h"
-#include "../core/window.h"
+#include "core/result.h"
+#include "core/window.h"
 
 namespace mpix::api {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "../../kernels/coll_args.h"
-#include "../../kernels/launch_trace.h"
-#include "../../kernels/work_items.h"
+#include "kernels/coll_args.h"
+#include "kernels/launch_trace.h"
+#include "kernels/work_items.h"
 #include "multicast.h"
 
 namespace mpix::gpu {

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "../../kernels/launch_trace.h"
+#include "kernels/launch_trace.h"
 
 namespace mpix::gpu {
 

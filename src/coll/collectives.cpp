@@ -6,11 +6,11 @@
 #include <cstring>
 #include <string>
 
-#include "../../kernels/coll_schedules.h"
-#include "../core/config.h"
-#include "../core/epochs.h"
-#include "../backend/backend.h"
+#include "backend/backend.h"
 #include "context.h"
+#include "core/config.h"
+#include "core/epochs.h"
+#include "kernels/coll_schedules.h"
 #include "multinode.h"
 
 namespace mpix::coll {

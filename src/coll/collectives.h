@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "../../kernels/coll_args.h"
-#include "../core/result.h"
+#include "core/result.h"
+#include "kernels/coll_args.h"
 
 namespace mpix::coll {
 

@@ -8,12 +8,12 @@
 #include <mutex>
 #include <set>
 
-#include "../../kernels/coll_schedules.h"
-#include "../core/config.h"
-#include "../core/window_setup.h"
+#include "core/config.h"
+#include "core/window_setup.h"
+#include "kernels/coll_schedules.h"
 #include "multicast_choice.h"
-#include "../topo/device_sharing.h"
-#include "../topo/locality.h"
+#include "topo/device_sharing.h"
+#include "topo/locality.h"
 
 namespace mpix::coll {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "../core/result.h"
-#include "../backend/backend.h"
+#include "backend/backend.h"
+#include "core/result.h"
 #include "multinode.h"
 
 namespace mpix::coll {

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "../backend/multicast.h"
+#include "backend/multicast.h"
 
 namespace mpix::coll {
 

@@ -6,15 +6,15 @@
 #include <cstring>
 #include <string>
 
-#include "../../kernels/coll_schedules.h"
-#include "../core/config.h"
-#include "../core/epochs.h"
-#include "../core/rma_ops.h"
-#include "../core/window.h"
-#include "../core/window_setup.h"
-#include "../backend/backend.h"
+#include "backend/backend.h"
 #include "collectives.h"
 #include "context.h"
+#include "core/config.h"
+#include "core/epochs.h"
+#include "core/rma_ops.h"
+#include "core/window.h"
+#include "core/window_setup.h"
+#include "kernels/coll_schedules.h"
 
 namespace mpix::coll {
 namespace {

@@ -32,7 +32,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../core/result.h"
+#include "core/result.h"
 
 namespace mpix::core {
 class Window;

@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "../../kernels/work_items.h"
+#include "kernels/work_items.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -9,10 +9,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../backend/backend.h"
-#include "../topo/locality.h"
-#include "../topo/nic_choice.h"
+#include "backend/backend.h"
 #include "config.h"
+#include "topo/locality.h"
+#include "topo/nic_choice.h"
 
 namespace mpix::core::internode {
 namespace {

@@ -7,10 +7,10 @@
 
 #include <string>
 
-#include "../throttle/triggered_budget.h"
-#include "../transport/ofi/doorbell_agent.h"
-#include "../transport/ofi/fabric.h"
 #include "result.h"
+#include "throttle/triggered_budget.h"
+#include "transport/ofi/doorbell_agent.h"
+#include "transport/ofi/fabric.h"
 
 namespace mpix::core::internode {
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <cstdint>
 
-#include "../../kernels/work_items.h"
+#include "kernels/work_items.h"
 
 namespace mpix::core {
 

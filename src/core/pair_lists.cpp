@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../backend/backend.h"
+#include "backend/backend.h"
 #include "config.h"
 #include "datatype_flatten.h"
 #include "line_carver.h"

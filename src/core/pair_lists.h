@@ -15,13 +15,13 @@
 #pragma once
 #include <mpi.h>
 
-#include "../backend/backend.h"
+#include "backend/backend.h"
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
-#include "../../kernels/work_items.h"
+#include "kernels/work_items.h"
 #include "result.h"
 
 namespace mpix::core {

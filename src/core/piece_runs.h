@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "../../kernels/work_items.h"
+#include "kernels/work_items.h"
 
 namespace mpix::core {
 

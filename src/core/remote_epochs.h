@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../backend/backend.h"
+#include "backend/backend.h"
 #include "result.h"
 #include "window.h"
 

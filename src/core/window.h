@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "../backend/backend.h"
-#include "../transport/ofi/fabric.h"
+#include "backend/backend.h"
 #include "result.h"
+#include "transport/ofi/fabric.h"
 
 namespace mpix::core {
 

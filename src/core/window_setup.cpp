@@ -11,13 +11,13 @@
 #include <string>
 #include <thread>
 
-#include "../topo/device_sharing.h"
-#include "../topo/locality.h"
 #include "config.h"
 #include "epochs.h"
 #include "pair_lists.h"
 #include "remote_epochs.h"
 #include "staged_transfers.h"
+#include "topo/device_sharing.h"
+#include "topo/locality.h"
 #include "window.h"
 
 namespace mpix::core {

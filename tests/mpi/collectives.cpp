@@ -16,8 +16,8 @@
 #include <cmath>
 #include <type_traits>
 
-#include "../common/half_reference.h"
 #include "test_common.h"
+#include "tests/common/half_reference.h"
 
 using namespace mt;
 

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "../common/error_text.h"
+#include "tests/common/error_text.h"
 #include "xdev.h"
 
 namespace mt {

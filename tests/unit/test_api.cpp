@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "../common/api_checks.h"
+#include "tests/common/api_checks.h"
 
 TEST_CASE("the backend is the host backend") { CHECK(std::string(MPIX_St_backend_name()) == "host"); }
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/error_text.h"
+#include "tests/common/error_text.h"
 
 static std::string g_value;
 

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "../common/api_checks.h"
+#include "tests/common/api_checks.h"
 
 TEST_CASE("watchdog: a self epoch whose post never comes fails at synchronize, naming the window rank") {
   // MPIX_ST_WATCHDOG_MS=250 is set by main before the library reads its configuration.

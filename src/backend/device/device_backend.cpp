@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "../../../kernels/epoch_launch.h"
-#include "../backend.h"
-#include "../launch_trace_file.h"
-#include "../list_merge.h"
+#include "backend/backend.h"
+#include "backend/launch_trace_file.h"
+#include "backend/list_merge.h"
+#include "kernels/epoch_launch.h"
 #include "runtime_map.h"
 #if !defined(MPIX_GPU_HIP)
 #include "multicast_cuda.h"

@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "../multicast.h"
+#include "backend/multicast.h"
 
 namespace mpix::gpu {
 

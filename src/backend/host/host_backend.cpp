@@ -12,9 +12,9 @@
 #include <mutex>
 #include <vector>
 
-#include "../backend.h"
-#include "../launch_trace_file.h"
-#include "../list_merge.h"
+#include "backend/backend.h"
+#include "backend/launch_trace_file.h"
+#include "backend/list_merge.h"
 #include "host_exec.h"
 #include "host_stream.h"
 #include "shm_segments.h"

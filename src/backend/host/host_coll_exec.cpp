@@ -4,8 +4,8 @@
 #include <atomic>
 #include <cstring>
 
-#include "../../../kernels/coll_schedules.h"
 #include "host_exec.h"
+#include "kernels/coll_schedules.h"
 #include "launch_stamps.h"
 
 namespace mpix::gpu::host_exec {

@@ -1,6 +1,6 @@
 #include "host_exec.h"
 
-#include "../../../kernels/line_puts.h"
+#include "kernels/line_puts.h"
 #include "launch_stamps.h"
 
 #include <sched.h>

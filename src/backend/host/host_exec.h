@@ -1,8 +1,8 @@
 // Executes a work list on the calling thread with the semantics of the merged epoch kernel.
 #pragma once
-#include "../../../kernels/coll_args.h"
-#include "../../../kernels/launch_trace.h"
-#include "../backend.h"
+#include "backend/backend.h"
+#include "kernels/coll_args.h"
+#include "kernels/launch_trace.h"
 
 namespace mpix::gpu::host_exec {
 

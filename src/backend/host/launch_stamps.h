@@ -6,8 +6,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "../../../kernels/launch_trace.h"
 #include "host_exec.h"
+#include "kernels/launch_trace.h"
 
 namespace mpix::gpu::host_exec {
 
