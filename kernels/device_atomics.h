@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "coll_lines.h"
+#include "kernels/coll/lines.h"
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
 #include <hip/hip_runtime.h>
@@ -27,7 +27,7 @@ __device__ inline void mpix_fence_gpu() { __threadfence(); }
 __device__ inline uint32_t mpix_ticket_add(uint32_t *p, uint32_t v) {
   return __hip_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_SYSTEM);
 }
-// A line of the collectives' kLL protocol (coll_lines.h): two words, each one 64-bit access.
+// A line of the collectives' kLL protocol (coll/lines.h): two words, each one 64-bit access.
 __device__ inline void mpix_store_line(uint64_t *p, uint64_t w0, uint64_t w1) {
   __hip_atomic_store(p, w0, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
   __hip_atomic_store(p + 1, w1, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
@@ -82,7 +82,7 @@ __device__ inline uint32_t mpix_ticket_add(uint32_t *p, uint32_t v) {
   asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
 }
-// A line of the collectives' kLL protocol (coll_lines.h): one 16-byte access of two 64-bit words,
+// A line of the collectives' kLL protocol (coll/lines.h): one 16-byte access of two 64-bit words,
 // each single-copy atomic; volatile is relaxed at system scope.
 __device__ inline void mpix_store_line(uint64_t *p, uint64_t w0, uint64_t w1) {
   asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(w0), "l"(w1) : "memory");
@@ -97,7 +97,7 @@ __device__ inline uint64_t mpix_clock_ns() {
 }
 #endif
 
-// A line's payload tagged for its round (coll_lines.h): the two words mpix_store_line stores.
+// A line's payload tagged for its round (coll/lines.h): the two words mpix_store_line stores.
 __device__ inline void mpix_store_tagged_line(uint64_t *p, uint64_t payload, uint32_t tag) {
   mpix_store_line(p, mpix::coll::line_word(payload, tag), mpix::coll::line_word(payload >> 32, tag));
 }

@@ -1,6 +1,6 @@
 // Host-side entry to the merged epoch kernel, built once per device runtime (CUDA or HIP).
 #pragma once
-#include "coll_args.h"
+#include "kernels/coll/args.h"
 #include "work_items.h"
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
@@ -38,7 +38,7 @@ int mpix_launch_epoch_kernel(const mpix::work::LaunchParams &params, int blocks,
 // Under stream capture: makes the kernel node `node` (one a launch above recorded) run `params`
 // instead, so calls that follow it on the stream join it (src/backend/list_merge.h).
 int mpix_set_epoch_kernel_node(void *node, const mpix::work::LaunchParams &params, int blocks, int threads);
-// One collective call (coll_schedules.h); blocks must all run at once (a block waits for its
+// One collective call (kernels/coll/run_schedule.h); blocks must all run at once (a block waits for its
 // peers' blocks of the same channel).
 int mpix_launch_coll_kernel(const mpix::coll::Args &args, int blocks, int threads, void *stream, bool overlap);
 // Whether the kernels built for this device can be launched with overlap (launch_overlap.h): a

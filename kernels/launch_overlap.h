@@ -8,7 +8,7 @@
 // resident, its parameters loaded and its communicator-constant state read when the dependency
 // wait returns.
 //
-// Rules the kernels keep (kernels/coll_device.h, kernels/epoch_kernel.cu):
+// Rules the kernels keep (kernels/coll/device.h, kernels/epoch_kernel.cu):
 //  - Before mpix_grid_dependency_wait(): only reads of memory no earlier stream work writes (the
 //    peer table, fixed when the communicator's context was made; the live-window table, which only the
 //    host writes, synchronising before its call returns). Nothing is stored, no flag,

@@ -54,8 +54,8 @@ enum TraceParts : uint16_t {
   kTraceSignals = 8,   // stored signals
   kTraceTrail = 16,    // trailing waits
   kTraceCounts = 32,   // counting signals
-  // A collective call's launch (coll_device.h, host_coll_exec.cpp): the high byte holds its Kind
-  // (coll_args.h) and the record's window_id the communicator's id. Block 0 stamps enter, waited
+  // A collective call's launch (coll/device.h, host_coll_exec.cpp): the high byte holds its Kind
+  // (coll/args.h) and the record's window_id the communicator's id. Block 0 stamps enter, waited
   // (the last of its waits on a peer ended; enter's time for a call that waits for nobody),
   // ops_done (the schedule's rounds are done) and exit (the communicator's cursor advanced);
   // other blocks stamp nothing.

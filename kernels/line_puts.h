@@ -1,10 +1,10 @@
 // The format of line puts (work_items.h), shared by the host executor and the epoch kernel: line 0
 // of an origin's area is the header (the window offset in the low kLineOffsetBits bits, the length
-// above them), line u + 1 carries data unit u (coll_lines.h: 8 payload bytes per line).
+// above them), line u + 1 carries data unit u (coll/lines.h: 8 payload bytes per line).
 #pragma once
 #include <cstdint>
 
-#include "coll_lines.h"
+#include "kernels/coll/lines.h"
 #include "work_items.h"
 
 namespace mpix::work {

@@ -57,7 +57,7 @@ inline constexpr bool is_companion(uint8_t kind) {
 }
 
 // Line puts: a small put to a node-local target travels as lines of the collectives' low-latency
-// protocol (coll_lines.h: each 8 payload bytes in two 64-bit words that carry a tag), into an area
+// protocol (coll/lines.h: each 8 payload bytes in two 64-bit words that carry a tag), into an area
 // the target keeps for each origin beside its flags, instead of into its window. The lines are
 // their own signal: the origin stores no complete flag for that target and needs no system fence
 // before it. The target's wait for that origin passes on the complete flag (an epoch that put

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/coll_args.h"
+#include "kernels/coll/args.h"
 #include "kernels/launch_trace.h"
 #include "kernels/work_items.h"
 #include "multicast.h"
@@ -129,7 +129,7 @@ class Backend {
 
   // Enqueue a work list on `stream` as one stream operation (more only when it exceeds one launch).
   virtual int enqueue(void *stream, const WorkList &list) = 0;
-  // Enqueue one collective call (kernels/coll_args.h) on `stream` as one stream operation. The
+  // Enqueue one collective call (kernels/coll/args.h) on `stream` as one stream operation. The
   // backend fills args.mailbox and args.barrier.
   virtual int enqueue_collective(void *stream, coll::Args args) = 0;
   // Copies host data into memory this backend allocated (flags, window memory), synchronously.

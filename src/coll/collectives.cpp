@@ -10,7 +10,7 @@
 #include "context.h"
 #include "core/config.h"
 #include "core/epochs.h"
-#include "kernels/coll_schedules.h"
+#include "kernels/coll/geometry.h"
 #include "multinode.h"
 
 namespace mpix::coll {
@@ -31,7 +31,7 @@ uint64_t bytes_pushed(const Context &c, uint64_t count, uint32_t esize) {
   return count * esize * static_cast<uint64_t>(c.size > 1 ? c.size - 1 : 1);
 }
 
-// kLL (coll_args.h) while a call pushes at most kLLMaxPushedBytes in all or kLLMaxPeerBytes to
+// kLL (kernels/coll/args.h) while a call pushes at most kLLMaxPushedBytes in all or kLLMaxPeerBytes to
 // each peer: lines carry the data with its flag, so a call needs no fence and no flag round trip,
 // at twice the bytes on the link. Per peer, since each peer's lines travel on their own link: on
 // 4 H200s (one job), 32 KiB allreduces took 1.07x NCCL's time with kLL and 1.62x with kSimple
@@ -137,7 +137,7 @@ Algo choose(const Call &call, const Context &c, Algo requested) {
   return kOneShot;
 }
 
-// Channels of a call (coll_args.h): one per `per_channel` bytes of what a rank pushes, at most
+// Channels of a call (kernels/coll/args.h): one per `per_channel` bytes of what a rank pushes, at most
 // `most` (the communicator's scratch regions, or its line areas).
 uint32_t channels_for(uint64_t pushed, uint64_t per_channel, uint32_t most) {
   return static_cast<uint32_t>(std::clamp<uint64_t>((pushed + per_channel - 1) / per_channel, 1, most));

@@ -5,12 +5,12 @@
 #include <cstdint>
 
 #include "core/result.h"
-#include "kernels/coll_args.h"
+#include "kernels/coll/args.h"
 
 namespace mpix::coll {
 
 // A call whose arguments the API layer checked. Buffers are resolved: MPI_IN_PLACE is already
-// replaced by the address the schedule reads its own input from (see coll_schedules.h).
+// replaced by the address the schedule reads its own input from (see kernels/coll/schedule.h).
 struct Call {
   Kind kind = kAllreduce;
   const void *sendbuf = nullptr;

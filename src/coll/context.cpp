@@ -10,7 +10,7 @@
 
 #include "core/config.h"
 #include "core/window_setup.h"
-#include "kernels/coll_schedules.h"
+#include "kernels/coll/geometry.h"
 #include "multicast_choice.h"
 #include "topo/device_sharing.h"
 #include "topo/locality.h"
@@ -49,7 +49,7 @@ uint64_t default_channel_bytes() {
   return 16 * 1024;
 }
 
-// kLL line areas (coll_args.h). A kLL call takes one channel per line_channel_bytes a rank pushes
+// kLL line areas (kernels/coll/args.h). A kLL call takes one channel per line_channel_bytes a rank pushes
 // (MPIX_ST_COLL_LL_CHANNEL_KIB, default 2 KiB), within the bounds collectives.cpp puts on it: a
 // line is one round trip to memory per unit and thread, so small calls need many threads in
 // flight, not large slices (on 2 H100s, 16 KiB allreduces took 11.7 us with 2 KiB channels, 13.0

@@ -21,12 +21,12 @@ struct Context {
   int rank = 0, size = 0;
   void *scratch = nullptr;   // two halves of half_bytes, then the line areas
   uint64_t half_bytes = 0;   // the smallest any rank offered: every rank cuts rounds alike
-  // Channels (coll_args.h), alike on every rank: the scratch is cut into `regions` (at most the
+  // Channels (kernels/coll/args.h), alike on every rank: the scratch is cut into `regions` (at most the
   // fewest any rank offered, and few enough that each holds a slot per step), and a call uses one
   // channel per channel_bytes (the most any rank asked for) of what a rank pushes.
   uint32_t regions = 1;
   uint64_t channel_bytes = 0;
-  // The kLL protocol's line areas (coll_args.h), after the two halves: line_regions channels of
+  // The kLL protocol's line areas (kernels/coll/args.h), after the two halves: line_regions channels of
   // line_region_bytes per half (the smallest any rank offered); a kLL call takes a channel per
   // line_channel_bytes pushed (the most any rank asked for).
   uint32_t line_regions = 1;

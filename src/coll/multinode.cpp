@@ -14,7 +14,7 @@
 #include "core/rma_ops.h"
 #include "core/window.h"
 #include "core/window_setup.h"
-#include "kernels/coll_schedules.h"
+#include "kernels/coll/geometry.h"
 
 namespace mpix::coll {
 namespace {

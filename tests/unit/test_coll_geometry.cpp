@@ -1,4 +1,4 @@
-// kernels/coll_schedules.h: set_geometry, the arithmetic the host does once per call so that the
+// kernels/coll/geometry.h: set_geometry, the arithmetic the host does once per call so that the
 // kernels divide nothing. Each channel takes round_elems of every full round and last_share of the
 // last; the channels' slices (skip = min(c x share, total), elems = min(total - skip, share), as
 // Schedule::round cuts them) must cover the last round exactly, in channel order, none larger
@@ -9,7 +9,7 @@
 
 #include <random>
 
-#include "kernels/coll_schedules.h"
+#include "kernels/coll/geometry.h"
 
 using namespace mpix::coll;
 

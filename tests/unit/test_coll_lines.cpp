@@ -1,4 +1,4 @@
-// kernels/coll_lines.h and the line reduction of kernels/coll_schedules.h (the collectives' kLL
+// kernels/coll/lines.h and the line reduction of kernels/coll/reduce_ops.h (the collectives' kLL
 // protocol, shared by the host executor and the device kernel): tags, word packing, units at every
 // alignment and tail length, and reduce_unit against an element-wise reference.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
@@ -8,7 +8,8 @@
 #include <random>
 #include <vector>
 
-#include "kernels/coll_schedules.h"
+#include "kernels/coll/lines.h"
+#include "kernels/coll/reduce_ops.h"
 
 using namespace mpix::coll;
 

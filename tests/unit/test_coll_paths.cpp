@@ -1,10 +1,10 @@
-// kernels/coll_schedules.h: path_of, which picks both the host schedule and the device kernel
-// (kernels/coll_kernel_<path>.cu) of a call, so a call must land on the path whose steps run its
+// kernels/coll/paths.h: path_of, which picks both the host schedule and the device kernel
+// (kernels/coll/kernel_<path>.cu) of a call, so a call must land on the path whose steps run its
 // algorithm: a reduction on a path without it would run another algorithm's steps.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
-#include "kernels/coll_schedules.h"
+#include "kernels/coll/paths.h"
 
 using namespace mpix::coll;
 

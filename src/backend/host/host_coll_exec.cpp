@@ -1,11 +1,12 @@
-// The host backend's executor of collective schedules (kernels/coll_schedules.h): one thread, the
+// The host backend's executor of collective schedules (kernels/coll/run_schedule.h): one thread, the
 // stream's worker, runs every step of every channel, channel after channel; flags are atomics on
 // shared memory.
 #include <atomic>
 #include <cstring>
 
 #include "host_exec.h"
-#include "kernels/coll_schedules.h"
+#include "kernels/coll/reduce_ops.h"
+#include "kernels/coll/run_schedule.h"
 #include "launch_stamps.h"
 
 namespace mpix::gpu::host_exec {
@@ -58,7 +59,7 @@ class HostCollExecutor {
   void settle() {}  // one thread: its steps are done in program order
   const coll::PeerTable *table() const { return reinterpret_cast<const coll::PeerTable *>(a_.table); }
 
-  // Lines (kernels/coll_lines.h): each word one 64-bit atomic store or load.
+  // Lines (kernels/coll/lines.h): each word one 64-bit atomic store or load.
   void put_lines(char *lines, const char *src, uint64_t bytes, uint64_t round) {
     if (!ok_) return;
     const uint32_t tag = coll::line_tag(round);

@@ -1,7 +1,7 @@
 // Executes a work list on the calling thread with the semantics of the merged epoch kernel.
 #pragma once
 #include "backend/backend.h"
-#include "kernels/coll_args.h"
+#include "kernels/coll/args.h"
 #include "kernels/launch_trace.h"
 
 namespace mpix::gpu::host_exec {
@@ -32,7 +32,7 @@ bool wait_until(Ready &&ready, uint64_t watchdog_ns) {
   }
 }
 
-// Runs one collective call's schedule (kernels/coll_schedules.h); kOk or kErrTimeout.
+// Runs one collective call's schedule (kernels/coll/run_schedule.h); kOk or kErrTimeout.
 int run_collective(const coll::Args &args, WatchdogReport *report);
 
 }  // namespace mpix::gpu::host_exec

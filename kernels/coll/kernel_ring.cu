@@ -1,5 +1,5 @@
-// The collective kernel of Path::kRing (coll_device.h).
-#include "coll_device.h"
+// The collective kernel of Path::kRing (device.h).
+#include "device.h"
 
 template int mpix_launch_coll_path<Path::kRing>(const Args &, int, int, void *, bool);
 template bool mpix_coll_path_supports_overlap<Path::kRing>();

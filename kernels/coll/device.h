@@ -1,24 +1,25 @@
 // The device side of the collective kernel: one launch runs a whole collective call
-// (kernels/coll_schedules.h). Each block runs channels blockIdx.x, blockIdx.x + gridDim.x, ... of
+// (kernels/coll/run_schedule.h). Each block runs channels blockIdx.x, blockIdx.x + gridDim.x, ... of
 // the call: its threads walk the channel's schedule and share its copies and reductions, its first
 // thread polls the flags a step waits for, and a block barrier with a system-scope fence orders the
 // data before the signals that announce it (kSimple). Under kLL every thread polls the lines of its
-// own units and no fence is needed (coll_lines.h). Blocks never wait for each other; they never
+// own units and no fence is needed (lines.h). Blocks never wait for each other; they never
 // outnumber what the device runs at once (the backend sizes the grid), so a channel a peer waits
 // on is always running. The same source builds as CUDA (nvcc) and HIP (hipcc -x hip).
 //
-// Each path's translation unit (coll_kernel_<path>.cu) instantiates its own kernel from here, so
-// the kernels compile in parallel; coll_kernel.cu picks the path of a call.
+// Each path's translation unit (kernel_<path>.cu) instantiates its own kernel from here, so the
+// kernels compile in parallel; kernel.cu picks the path of a call.
 #pragma once
 #include <cstdio>
 
-#include "coll_paths.h"
-#include "coll_schedules.h"
-#include "device_atomics.h"
-#include "device_copy.h"
-#include "epoch_launch.h"
-#include "launch_overlap.h"
-#include "launch_trace.h"
+#include "kernels/device_atomics.h"
+#include "kernels/device_copy.h"
+#include "kernels/epoch_launch.h"
+#include "kernels/launch_overlap.h"
+#include "kernels/launch_trace.h"
+#include "paths.h"
+#include "reduce_ops.h"
+#include "run_schedule.h"
 
 namespace {
 using mpix::coll::Args;
@@ -65,7 +66,7 @@ __device__ MPIX_FORCEINLINE void reduce_vectors(const Dsts &dsts, int ndst, cons
     for (int u = 0; u < U; ++u) reinterpret_cast<uint4 *>(dsts[d])[v + u * stride] = in[u].raw;
 }
 
-// dsts and srcs are indexable (coll_schedules.h): Indexed functions of the piece, so that no array
+// dsts and srcs are indexable (schedule.h): Indexed functions of the piece, so that no array
 // of addresses lies in a thread's local memory.
 template <typename T, class Dsts, class Srcs>
 __device__ MPIX_FORCEINLINE void reduce_elements(const Dsts &dsts, int ndst, const Srcs &srcs, int nsrc, uint64_t n,
@@ -209,7 +210,7 @@ class DeviceCollExecutor {
 
   __device__ void settle() { __syncthreads(); }
 
-  // Lines (coll_lines.h): thread t handles units t, t + nthreads, ... in every step, so an input
+  // Lines (lines.h): thread t handles units t, t + nthreads, ... in every step, so an input
   // unit read for a push is the result unit the same thread stores later (in place).
   __device__ void put_lines(char *lines, const char *src, uint64_t bytes, uint64_t round) {
     if (*failed_) return;
@@ -430,7 +431,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kCollBlocksPerSm) coll_kern
 
 }  // namespace
 
-// coll_paths.h: each coll_kernel_<path>.cu instantiates these for its path alone.
+// paths.h: each kernel_<path>.cu instantiates these for its path alone.
 template <mpix::coll::Path P>
 int mpix_launch_coll_path(const mpix::coll::Args &args, int blocks, int threads, void *stream, bool overlap) {
   return mpix_launch_kernel(coll_kernel<P>, blocks, threads, stream, overlap, args);

@@ -1,4 +1,4 @@
-// Lines of the collectives' low-latency protocol (coll_args.h, kLL), shared by the host executor
+// Lines of the collectives' low-latency protocol (args.h, kLL), shared by the host executor
 // and the device kernel.
 //
 // A line is 16 bytes carrying 8 bytes of payload: two 64-bit words, each holding four payload
@@ -14,7 +14,7 @@
 #pragma once
 #include <cstdint>
 
-#include "work_items.h"
+#include "kernels/work_items.h"
 
 namespace mpix::coll {
 

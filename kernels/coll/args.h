@@ -21,14 +21,14 @@
 //
 // Protocols. kSimple is the above: data into a slot, then a barrier whose system-scope fence
 // orders it before the arrive flag. kLL (small calls, one-shot and direct algorithms only) stores
-// the data with its round in the same words (coll_lines.h) into a line area beside the halves,
+// the data with its round in the same words (lines.h) into a line area beside the halves,
 // so a reader polls the data itself: no fence and no arrive flag. Rounds, halves, channels and
 // freed flags are those of kSimple, so calls of both protocols follow each other on one
 // communicator; the line area is separate so raw data of a kSimple round is never taken for a tag.
 #pragma once
 #include <cstdint>
 
-#include "work_items.h"
+#include "kernels/work_items.h"
 
 namespace mpix::coll {
 
@@ -113,7 +113,7 @@ struct Args {
   uint64_t mailbox;      // work::WatchdogMailbox (device backends)
   uint64_t barrier;      // device backends: zeroed words counting finished blocks, reset at exit
   uint64_t trace;        // MPIX_ST_TRACE's log (work::TraceLog, launch_trace.h) the backend stamps; 0: off
-  // The call's geometry (set_geometry in coll_schedules.h, from the fields above), so that a
+  // The call's geometry (set_geometry in geometry.h, from the fields above), so that a
   // kernel divides nothing before its first wait.
   uint64_t channel_half;  // a channel's share of a scratch half (of the part the call uses)
   uint64_t slot;          // bytes of one slot of that share

@@ -1,7 +1,7 @@
-// Launches a collective call's kernel: the one of its path (coll_schedules.h: path_of), each built
-// in a translation unit of its own (coll_paths.h).
-#include "coll_paths.h"
-#include "epoch_launch.h"
+// Launches a collective call's kernel: the one of its path (paths.h: path_of), each built in a
+// translation unit of its own (kernel_<path>.cu).
+#include "kernels/epoch_launch.h"
+#include "paths.h"
 
 // Every kernel of a backend, epoch and collective, is built for the same architectures: where the
 // collective kernels were built from PTX of sm_90 or later, every kernel waits for its predecessor

@@ -1,5 +1,5 @@
-// The collective kernel of Path::kTwoShot (coll_device.h).
-#include "coll_device.h"
+// The collective kernel of Path::kTwoShot (device.h).
+#include "device.h"
 
 template int mpix_launch_coll_path<Path::kTwoShot>(const Args &, int, int, void *, bool);
 template bool mpix_coll_path_supports_overlap<Path::kTwoShot>();
