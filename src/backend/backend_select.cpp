@@ -3,18 +3,18 @@
 // library loads on machines without any GPU runtime.
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <mutex>
 #include <string>
 
 #include "backend.h"
 #include "backend_select.h"
+#include "settings/settings.h"
 
 namespace mpix::gpu {
 namespace {
 
 std::string library_dir() {
-  if (const char *dir = std::getenv("MPIX_ST_PLUGIN_DIR")) return dir;
+  if (settings::is_set(settings::Id::MPIX_ST_PLUGIN_DIR)) return settings::text(settings::Id::MPIX_ST_PLUGIN_DIR);
   Dl_info info{};
   if (dladdr(reinterpret_cast<void *>(&host_backend), &info) && info.dli_fname) {
     std::string path = info.dli_fname;
@@ -46,8 +46,15 @@ struct Selection {
 
 Selection select() {
   Selection s;
-  const char *env = std::getenv("MPIX_ST_BACKEND");
-  std::string want = env && *env ? env : "auto";
+  // A setting the table refuses (MPI_Init reports it too): the host backend stands in and every
+  // call reports the refusal, instead of running on values nobody asked for. Before any plugin
+  // loads, so plugins only ever see accepted settings.
+  if (const std::string &refused = settings::start_problems(); !refused.empty()) {
+    s.error = "the library does no work while a setting is refused: " + refused;
+    s.backend = &host_backend();
+    return s;
+  }
+  const std::string want = settings::word(settings::Id::MPIX_ST_BACKEND);  // auto, host, cuda or hip
   if (want == "host") {
     s.backend = &host_backend();
     return s;
@@ -59,11 +66,6 @@ Selection select() {
       s.error = "MPIX_ST_BACKEND=" + want + " is not available: " + why;
       s.backend = &host_backend();
     }
-    return s;
-  }
-  if (want != "auto") {
-    s.error = "MPIX_ST_BACKEND=" + want + " is not one of auto, host, cuda, hip";
-    s.backend = &host_backend();
     return s;
   }
   for (const char *gpu : {"cuda", "hip"}) {

@@ -30,20 +30,12 @@
 // joins (an event recorded after a post, waited for elsewhere) waits for the merged node, i.e.
 // also for the complete and wait that followed the post.
 #pragma once
-#include <cstdlib>
-#include <cstring>
-
 #include "backend.h"
+#include "settings/settings.h"
 
 namespace mpix::gpu {
 
-inline bool graph_merge_enabled() {
-  static const bool on = [] {
-    const char *v = std::getenv("MPIX_ST_GRAPH_MERGE");
-    return !(v && std::strcmp(v, "0") == 0);
-  }();
-  return on;
-}
+inline bool graph_merge_enabled() { return settings::flag(settings::Id::MPIX_ST_GRAPH_MERGE); }
 
 namespace list_merge_detail {
 inline bool is_count(const work::Item &it) { return (it.flags & work::kSignalAdd) != 0; }

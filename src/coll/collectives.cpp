@@ -1,9 +1,7 @@
 #include "collectives.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <iterator>
-#include <cstring>
 #include <string>
 
 #include "backend/backend.h"
@@ -12,18 +10,28 @@
 #include "core/epochs.h"
 #include "kernels/coll/geometry.h"
 #include "multinode.h"
+#include "settings/settings.h"
 
 namespace mpix::coll {
 namespace {
 
-const char *env_name(Kind k) {
+using settings::Id;
+
+// MPIX_ST_<COLL>_ALGO of a collective.
+Id algorithm_setting(Kind k) {
   switch (k) {
-    case kAllreduce: return "MPIX_ST_ALLREDUCE_ALGO";
-    case kReduce: return "MPIX_ST_REDUCE_ALGO";
-    case kBcast: return "MPIX_ST_BCAST_ALGO";
-    case kAllgather: return "MPIX_ST_ALLGATHER_ALGO";
-    default: return "MPIX_ST_ALLTOALL_ALGO";
+    case kAllreduce: return Id::MPIX_ST_ALLREDUCE_ALGO;
+    case kReduce: return Id::MPIX_ST_REDUCE_ALGO;
+    case kBcast: return Id::MPIX_ST_BCAST_ALGO;
+    case kAllgather: return Id::MPIX_ST_ALLGATHER_ALGO;
+    default: return Id::MPIX_ST_ALLTOALL_ALGO;
   }
+}
+
+// A call setting read now: its value, or MPI_ERR_ARG naming what the table accepts.
+core::Result read_call_setting(Id id, settings::Value *v) {
+  std::string why;
+  return settings::read(id, v, &why) ? core::ok() : core::fail(MPI_ERR_ARG, why);
 }
 
 // Bytes a rank pushes in a call: its vector or block to each of its peers.
@@ -165,15 +173,12 @@ uint32_t line_threads_for(uint64_t pushed_per_channel) {
 core::Result protocol_from_env(bool *forced, Protocol *out) {
   *forced = false;
   *out = kSimple;
-  const char *v = std::getenv("MPIX_ST_COLL_PROTOCOL");
-  if (!v || !*v || std::strcmp(v, "auto") == 0) return core::ok();
+  settings::Value v;
+  if (core::Result r = read_call_setting(Id::MPIX_ST_COLL_PROTOCOL, &v)) return r;
+  if (v.text == "auto") return core::ok();
   *forced = true;
-  if (std::strcmp(v, "simple") == 0) return core::ok();
-  if (std::strcmp(v, "ll") == 0) {
-    *out = kLL;
-    return core::ok();
-  }
-  return core::fail(MPI_ERR_ARG, std::string("MPIX_ST_COLL_PROTOCOL=") + v + " names no protocol (auto, simple, ll)");
+  if (v.text == "ll") *out = kLL;  // else simple
+  return core::ok();
 }
 
 core::Result choose_protocol(const Call &call, const Context &c, Algo algo, Protocol *out) {
@@ -200,23 +205,24 @@ constexpr AlgoName kDirectOnly[] = {{"direct", kOneShot}};
 
 core::Result algorithm_from_env(Kind kind, Algo *out) {
   *out = kAuto;
-  const char *v = std::getenv(env_name(kind));
-  if (!v || !*v || std::strcmp(v, "auto") == 0) return core::ok();
+  const Id id = algorithm_setting(kind);
+  settings::Value v;
+  if (core::Result r = read_call_setting(id, &v)) return r;
+  if (v.text == "auto") return core::ok();
   const AlgoName *first = kDirectOnly, *last = kDirectOnly + 1;
   if (kind == kAllreduce) first = std::begin(kAllreduceAlgos), last = std::end(kAllreduceAlgos);
   if (kind == kBcast) first = std::begin(kBcastAlgos), last = std::end(kBcastAlgos);
   if (kind == kReduce) first = std::begin(kReduceAlgos), last = std::end(kReduceAlgos);
   if (kind == kAllgather) first = std::begin(kAllgatherAlgos), last = std::end(kAllgatherAlgos);
-  std::string names = "auto";
   for (const AlgoName *a = first; a != last; ++a) {
-    if (std::strcmp(v, a->name) == 0) {
+    if (v.text == a->name) {
       *out = a->algo;
       return core::ok();
     }
-    names += std::string(", ") + a->name;
   }
-  return core::fail(MPI_ERR_ARG, std::string(env_name(kind)) + "=" + v + " names no algorithm of this collective (" +
-                                     names + ")");
+  // The table lists a word this collective has no algorithm for (the collective suites try each).
+  return core::fail(MPI_ERR_INTERN, std::string(settings::entry(id).name) + "=" + v.text +
+                                        ": the settings table and the collective's algorithms disagree");
 }
 
 core::Result launch(void *stream, Args a) {

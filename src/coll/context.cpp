@@ -12,20 +12,24 @@
 #include "core/window_setup.h"
 #include "kernels/coll/geometry.h"
 #include "multicast_choice.h"
+#include "settings/settings.h"
 #include "topo/device_sharing.h"
 #include "topo/locality.h"
 
 namespace mpix::coll {
 namespace {
 
+using settings::Id;
+
 // Scratch per rank and communicator, two halves of this (MPIX_ST_COLL_SCRATCH_KIB): device memory
 // is plentiful; the host backend's shared memory (/dev/shm) often is not. GPUs take 16 MiB on two
 // ranks and 32 MiB on more, where the ring's 2 (n - 1) steps cut each half into smaller slots: on
 // 4 H200s the ring allreduce reached 0.94-0.97x NCCL's bus bandwidth at 16-128 MiB with 32 MiB
 // halves and 0.68-0.80x with 16 MiB (bench/results/four-h200-2026-11-26). Not measured on 8.
+// The table bounds it to [4 KiB, 1 GiB]: the scratch's bytes (2 halves and the line areas) stay far
+// inside 64 bits, and a scratch too small for a call is refused by the call.
 uint64_t default_half_bytes(int size) {
-  if (const char *v = std::getenv("MPIX_ST_COLL_SCRATCH_KIB"); v && *v)
-    return std::max<uint64_t>(std::strtoull(v, nullptr, 10), 4) * 1024;
+  if (settings::is_set(Id::MPIX_ST_COLL_SCRATCH_KIB)) return settings::number(Id::MPIX_ST_COLL_SCRATCH_KIB) * 1024;
   if (std::string(gpu::backend().name()) == "host") return 256 * 1024;
   return (size > 2 ? 32 : 16) * uint64_t(1024 * 1024);
 }
@@ -36,18 +40,17 @@ uint64_t default_half_bytes(int size) {
 // collective at 128 MiB ran 1-12% faster with 128 than with 64 (bench/results/README.md). A device
 // with fewer blocks at once runs the extra channels one after another in a block.
 constexpr uint32_t kMaxChannels = 128;
+static_assert(settings::entry(Id::MPIX_ST_COLL_CHANNELS).max == kMaxChannels &&
+              settings::entry(Id::MPIX_ST_COLL_LL_CHANNELS).max == kMaxChannels);
 uint32_t default_max_channels() {
-  if (const char *v = std::getenv("MPIX_ST_COLL_CHANNELS"); v && *v)
-    return static_cast<uint32_t>(std::clamp<unsigned long long>(std::strtoull(v, nullptr, 10), 1, kMaxChannels));
+  if (settings::is_set(Id::MPIX_ST_COLL_CHANNELS))
+    return static_cast<uint32_t>(settings::number(Id::MPIX_ST_COLL_CHANNELS));
   return std::string(gpu::backend().name()) == "host" ? 1 : kMaxChannels;
 }
-uint64_t default_channel_bytes() {
-  if (const char *v = std::getenv("MPIX_ST_COLL_CHANNEL_KIB"); v && *v)
-    return std::max<uint64_t>(std::strtoull(v, nullptr, 10), 1) * 1024;
-  // 16 KiB: on 2 H200s, calls of 64 KiB to 1 MiB took 16-27% less time than with 64 KiB (more
-  // blocks share the push), 4 and 16 MiB within 3% (bench/results/README.md, 2026-11-24).
-  return 16 * 1024;
-}
+// Default 16 KiB: on 2 H200s, calls of 64 KiB to 1 MiB took 16-27% less time than with 64 KiB (more
+// blocks share the push), 4 and 16 MiB within 3% (bench/results/README.md, 2026-11-24). At most
+// 1 GiB: rounding pushed bytes up to channels stays inside 64 bits.
+uint64_t default_channel_bytes() { return settings::number(Id::MPIX_ST_COLL_CHANNEL_KIB) * 1024; }
 
 // kLL line areas (kernels/coll/args.h). A kLL call takes one channel per line_channel_bytes a rank pushes
 // (MPIX_ST_COLL_LL_CHANNEL_KIB, default 2 KiB), within the bounds collectives.cpp puts on it: a
@@ -59,16 +62,8 @@ uint64_t default_channel_bytes() {
 // H100s (one job, kLL forced) two-shot allreduces of 512 KiB and 1 MiB took 15.3 and 21.0 us with
 // 128 areas of 32 KiB a half (one round; 4 KiB channels) against 21.4 and 37.3 with 64 of 16 KiB
 // (two rounds and more), NCCL 14.4-14.5 and 17.5-17.6 (bench/results/four-h100-2026-11-27-lines/).
-uint32_t default_max_line_channels() {
-  if (const char *v = std::getenv("MPIX_ST_COLL_LL_CHANNELS"); v && *v)
-    return static_cast<uint32_t>(std::clamp<unsigned long long>(std::strtoull(v, nullptr, 10), 1, kMaxChannels));
-  return 128;
-}
-uint64_t default_line_channel_bytes() {
-  if (const char *v = std::getenv("MPIX_ST_COLL_LL_CHANNEL_KIB"); v && *v)
-    return std::max<uint64_t>(std::strtoull(v, nullptr, 10), 1) * 1024;
-  return 2 * 1024;
-}
+uint32_t default_max_line_channels() { return static_cast<uint32_t>(settings::number(Id::MPIX_ST_COLL_LL_CHANNELS)); }
+uint64_t default_line_channel_bytes() { return settings::number(Id::MPIX_ST_COLL_LL_CHANNEL_KIB) * 1024; }
 uint64_t line_region_offer(uint64_t line_channel_bytes) { return 16 * line_channel_bytes; }
 uint64_t scratch_bytes(uint64_t half_bytes, uint32_t line_channels, uint64_t line_region_bytes) {
   return 2 * half_bytes + 2 * line_channels * line_region_bytes;
@@ -128,6 +123,13 @@ void destroy(Context *c) {
   delete c;
 }
 
+// MPIX_ST_MULTICAST as multicast_choice.h takes it: "1" where the setting is true, "0" where it is
+// given false, null where it is unset.
+const char *multicast_setting() {
+  if (!settings::is_set(Id::MPIX_ST_MULTICAST)) return nullptr;
+  return settings::flag(Id::MPIX_ST_MULTICAST) ? "1" : "0";
+}
+
 int delete_attribute(MPI_Comm, int, void *value, void *) {
   destroy(static_cast<Context *>(value));
   return MPI_SUCCESS;
@@ -138,7 +140,7 @@ int delete_attribute(MPI_Comm, int, void *value, void *) {
 // choice stops at the environment and nothing multicast-related is called.
 void set_up_multicast(Context &c, MPI_Comm comm, bool every_rank_requested, bool all_local) {
   MulticastInputs in;
-  in.env = std::getenv("MPIX_ST_MULTICAST");
+  in.env = multicast_setting();
   if (!multicast_requested(in.env)) return;  // the reason stays empty: nothing was asked
   in.every_rank_requested = every_rank_requested;
   in.every_peer_node_local = all_local;
@@ -180,7 +182,7 @@ core::Result build(Context &c, MPI_Comm comm) {
   mine.pid = static_cast<int32_t>(getpid());
   mine.where = topo::locate(comm, core::config().vnode_size);
   std::snprintf(mine.device, sizeof mine.device, "%s", be.device_id().c_str());
-  mine.multicast = multicast_requested(std::getenv("MPIX_ST_MULTICAST"));
+  mine.multicast = multicast_requested(multicast_setting());
   void *flags = nullptr;
   if (be.allocate_window_memory(my_scratch_bytes, &c.scratch)) {
     why = "scratch allocation: " + be.last_error();

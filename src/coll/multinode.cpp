@@ -15,6 +15,7 @@
 #include "core/window.h"
 #include "core/window_setup.h"
 #include "kernels/coll/geometry.h"
+#include "settings/settings.h"
 
 namespace mpix::coll {
 namespace {
@@ -535,22 +536,29 @@ enum class LeaderAlgo { direct, ring, tree };
 constexpr uint64_t kLeaderRingMinBytes = 1 << 20;
 constexpr int kLeaderRingMinNodes = 4;
 
+// A call setting read now: its word, or MPI_ERR_ARG naming what the table accepts (the table lists
+// each setting's words: ring is allreduce's only).
+core::Result call_setting_word(settings::Id id, std::string *word) {
+  settings::Value v;
+  std::string why;
+  if (!settings::read(id, &v, &why)) return core::fail(MPI_ERR_ARG, why);
+  *word = v.text;
+  return core::ok();
+}
+
 core::Result leader_algorithm(const Net &n, Kind kind, uint64_t bytes, LeaderAlgo *out) {
-  const char *var = kind == kAllreduce ? "MPIX_ST_ALLREDUCE_LEADERS"
-                    : kind == kReduce  ? "MPIX_ST_REDUCE_LEADERS"
-                                       : "MPIX_ST_BCAST_LEADERS";
-  const char *v = std::getenv(var);
-  if (!v || !*v || std::strcmp(v, "auto") == 0) {
+  using settings::Id;
+  const Id id = kind == kAllreduce ? Id::MPIX_ST_ALLREDUCE_LEADERS
+                : kind == kReduce  ? Id::MPIX_ST_REDUCE_LEADERS
+                                   : Id::MPIX_ST_BCAST_LEADERS;
+  std::string v;
+  if (core::Result r = call_setting_word(id, &v)) return r;
+  if (v == "auto") {
     const bool ring = kind == kAllreduce && n.nodes >= kLeaderRingMinNodes && bytes >= kLeaderRingMinBytes;
     *out = ring ? LeaderAlgo::ring : LeaderAlgo::direct;
     return core::ok();
   }
-  if (std::strcmp(v, "direct") == 0) *out = LeaderAlgo::direct;
-  else if (std::strcmp(v, "tree") == 0) *out = LeaderAlgo::tree;
-  else if (std::strcmp(v, "ring") == 0 && kind == kAllreduce) *out = LeaderAlgo::ring;
-  else
-    return core::fail(MPI_ERR_ARG, std::string(var) + "=" + v + " names no way for leaders to combine (auto, direct, " +
-                                       (kind == kAllreduce ? "ring, " : "") + "tree)");
+  *out = v == "tree" ? LeaderAlgo::tree : v == "ring" ? LeaderAlgo::ring : LeaderAlgo::direct;
   return core::ok();
 }
 
@@ -560,29 +568,20 @@ core::Result leader_algorithm(const Net &n, Kind kind, uint64_t bytes, LeaderAlg
 // then carries each block once per node instead of once per rank); with one rank per node the
 // two are the same. Provisional: no network has measured them.
 core::Result allgather_rails_chosen(const Net &n, bool *rails) {
-  const char *v = std::getenv("MPIX_ST_ALLGATHER_ACROSS");
-  if (!v || !*v || std::strcmp(v, "auto") == 0) {
-    *rails = n.nodes < static_cast<int>(n.node_of.size());
-    return core::ok();
-  }
-  if (std::strcmp(v, "direct") != 0 && std::strcmp(v, "rails") != 0)
-    return core::fail(MPI_ERR_ARG, std::string("MPIX_ST_ALLGATHER_ACROSS=") + v +
-                                       " names no way across nodes (auto, direct, rails)");
-  *rails = std::strcmp(v, "rails") == 0;
+  std::string v;
+  if (core::Result r = call_setting_word(settings::Id::MPIX_ST_ALLGATHER_ACROSS, &v)) return r;
+  *rails = v == "auto" ? n.nodes < static_cast<int>(n.node_of.size()) : v == "rails";
   return core::ok();
 }
 
 // Whether calls larger than a chunk pipeline their chunks (Enqueuer::Chunks): MPIX_ST_COLL_PIPELINE,
-// read at each call, 1 (the default) or 0. Provisional: no network has measured it.
+// read at each call, a boolean (default 1). Provisional: no network has measured it.
 core::Result pipeline_chosen(bool *pipeline) {
-  const char *v = std::getenv("MPIX_ST_COLL_PIPELINE");
-  *pipeline = true;
-  if (!v || !*v || std::strcmp(v, "1") == 0) return core::ok();
-  if (std::strcmp(v, "0") == 0) {
-    *pipeline = false;
-    return core::ok();
-  }
-  return core::fail(MPI_ERR_ARG, std::string("MPIX_ST_COLL_PIPELINE=") + v + " is neither 0 nor 1");
+  settings::Value v;
+  std::string why;
+  if (!settings::read(settings::Id::MPIX_ST_COLL_PIPELINE, &v, &why)) return core::fail(MPI_ERR_ARG, why);
+  *pipeline = v.number != 0;
+  return core::ok();
 }
 
 bool local_steps_drained(const Net &n) {

@@ -11,6 +11,7 @@
 
 #include "backend/backend.h"
 #include "config.h"
+#include "settings/settings.h"
 #include "topo/locality.h"
 #include "topo/nic_choice.h"
 
@@ -42,27 +43,14 @@ bool some_peer_remote() {
   return false;
 }
 
-bool parse_throttle(throttle::Mode *mode, uint64_t *budget, std::string *why) {
-  const char *m = std::getenv("MPIX_ST_THROTTLE");
-  std::string name = m && *m ? m : "adaptive";
-  if (name == "app") *mode = throttle::Mode::app;
-  else if (name == "static") *mode = throttle::Mode::static_wait;
-  else if (name == "adaptive") *mode = throttle::Mode::adaptive;
-  else {
-    *why = "MPIX_ST_THROTTLE=" + name + " is not one of app, static, adaptive";
-    return false;
-  }
-  *budget = 0;
-  if (const char *b = std::getenv("MPIX_ST_TRIGGERED_OPS_MAX"); b && *b) {
-    char *end = nullptr;
-    long long v = std::strtoll(b, &end, 10);
-    if (!end || *end || v <= 0) {
-      *why = std::string("MPIX_ST_TRIGGERED_OPS_MAX=") + b + " must be a positive number of triggered operations";
-      return false;
-    }
-    *budget = static_cast<uint64_t>(v);
-  }
-  return true;
+// MPIX_ST_THROTTLE and MPIX_ST_TRIGGERED_OPS_MAX (0: not set, the provider's limit decides).
+void throttle_settings(throttle::Mode *mode, uint64_t *budget) {
+  using settings::Id;
+  const std::string &name = settings::word(Id::MPIX_ST_THROTTLE);
+  *mode = name == "app"      ? throttle::Mode::app
+          : name == "static" ? throttle::Mode::static_wait
+                             : throttle::Mode::adaptive;
+  *budget = settings::is_set(Id::MPIX_ST_TRIGGERED_OPS_MAX) ? settings::number(Id::MPIX_ST_TRIGGERED_OPS_MAX) : 0;
 }
 
 // This rank's place among the ranks of its (physical) node: which NIC it takes depends on it.
@@ -115,20 +103,19 @@ std::string choose_domain(ofi::Options *options, LocalRank local, std::string *r
 // that failed cannot leave the others waiting.
 std::string open_local(State &s, LocalRank local, throttle::Mode *mode, uint64_t *budget) {
   std::string why;
-  if (!parse_throttle(mode, budget, &why)) return why;
+  throttle_settings(mode, budget);
   ofi::Options options;
   if (!ofi::options_from_env(&options, &why)) return why;
   // Posting waits for operation records as long as the budget waits for slots.
   options.busy_wait_ms = config().watchdog_ns / 1000000;
   // Unless the host backend is asked for, windows may be device memory: ask for FI_HMEM first.
   // (The backend itself is chosen later, on first use: a GPU plugin binds the device current then.)
-  const char *backend = std::getenv("MPIX_ST_BACKEND");
-  options.device_memory = !(backend && std::strcmp(backend, "host") == 0);
+  options.device_memory = settings::word(settings::Id::MPIX_ST_BACKEND) != "host";
   std::string nic;
   if (std::string refused = choose_domain(&options, local, &nic); !refused.empty()) return refused;
   s.fabric = ofi::Fabric::open(options, &why);
   if (!s.fabric) return "no libfabric provider could be opened: " + why;
-  if (const char *r = std::getenv("MPIX_ST_OFI_REPORT"); r && std::strcmp(r, "1") == 0) {
+  if (settings::flag(settings::Id::MPIX_ST_OFI_REPORT)) {
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     std::fprintf(stderr, "mpix-st ofi rank %d: %s, trigger style %s\n", rank,
@@ -191,8 +178,7 @@ void open_if_needed() {
 
 // MPIX_ST_THROTTLE_REPORT=1: one line per rank at MPI_Finalize with the budget's counters.
 void report(const State &s) {
-  const char *want = std::getenv("MPIX_ST_THROTTLE_REPORT");
-  if (!s.budget || !want || std::strcmp(want, "1") != 0) return;
+  if (!s.budget || !settings::flag(settings::Id::MPIX_ST_THROTTLE_REPORT)) return;
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const throttle::Stats &st = s.budget->stats();

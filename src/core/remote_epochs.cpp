@@ -14,6 +14,7 @@
 #include "config.h"
 #include "internode.h"
 #include "list_items.h"
+#include "settings/settings.h"
 #include "staged_transfers.h"
 
 namespace mpix::core::remote {
@@ -224,16 +225,10 @@ bool rings_stopped(const RemoteState &s) {
 
 // MPIX_ST_OFI_DOORBELL=auto|mmio|agent: how streams ring doorbells (auto: the MMIO adder where the
 // provider has one, i.e. CXI; else the agent).
-enum class DoorbellMode { automatic, mmio, agent, invalid };
+enum class DoorbellMode { automatic, mmio, agent };
 DoorbellMode doorbell_mode() {
-  static const DoorbellMode mode = [] {
-    const char *v = std::getenv("MPIX_ST_OFI_DOORBELL");
-    if (!v || !*v || std::strcmp(v, "auto") == 0) return DoorbellMode::automatic;
-    if (std::strcmp(v, "mmio") == 0) return DoorbellMode::mmio;
-    if (std::strcmp(v, "agent") == 0) return DoorbellMode::agent;
-    return DoorbellMode::invalid;
-  }();
-  return mode;
+  const std::string &v = settings::word(settings::Id::MPIX_ST_OFI_DOORBELL);
+  return v == "mmio" ? DoorbellMode::mmio : v == "agent" ? DoorbellMode::agent : DoorbellMode::automatic;
 }
 
 // Maps `counter`'s MMIO adder for the stream as doorbell `which`; false where the provider or the
@@ -361,9 +356,6 @@ Result attach(Window &w, const Registration &reg, const std::vector<Exchange> &a
   for (ofi::Counter *c : {&r.post_trigger, &r.complete_trigger, &r.host_trigger, &r.op_done, &r.signal_done})
     if (!(*c = f.make_counter())) return transport_failure("creating counters");
   const DoorbellMode mode = doorbell_mode();
-  if (mode == DoorbellMode::invalid)
-    return fail(MPI_ERR_OTHER, std::string("MPIX_ST_OFI_DOORBELL=") + std::getenv("MPIX_ST_OFI_DOORBELL") +
-                                   ": expected auto, mmio or agent");
   const ofi::Counter triggers[2] = {r.post_trigger, r.complete_trigger};
   for (int which = 0; which < 2; ++which) {
     std::string why;

@@ -7,6 +7,7 @@
 
 #include "internode.h"
 #include "list_items.h"
+#include "settings/settings.h"
 
 namespace mpix::core::staged {
 namespace {
@@ -61,8 +62,8 @@ work::Item store2(char *at, uint64_t first, uint64_t second) {
 
 bool enabled() {
   static const bool on = [] {
-    const char *v = std::getenv("MPIX_ST_OFI_STAGING");
-    if (v && *v && std::strcmp(v, "auto") != 0) return std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0;
+    const uint64_t v = settings::number(settings::Id::MPIX_ST_OFI_STAGING);  // 0, 1 or auto
+    if (v != settings::kAuto) return v == 1;
     // GPU backends stage unless the provider registers device memory (FI_HMEM).
     return std::strcmp(gpu::backend().name(), "host") != 0 &&
            !(!internode::available() && internode::fabric().registers_device_memory());
@@ -71,10 +72,7 @@ bool enabled() {
 }
 
 bool mirror_requested(MPI_Info info) {
-  static const bool everywhere = [] {
-    const char *v = std::getenv("MPIX_ST_STAGED_GET_ACCUMULATE");
-    return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0);
-  }();
+  static const bool everywhere = settings::flag(settings::Id::MPIX_ST_STAGED_GET_ACCUMULATE);
   if (info != MPI_INFO_NULL) {
     char value[16] = {};
     int flag = 0;

@@ -185,12 +185,17 @@ Value fallback(const Entry &e) {
 bool read(Id id, Value *out, std::string *why) {
   const Entry &e = entry(id);
   *out = fallback(e);
-  const char *v = std::getenv(e.name);  // the one place MPIX_ST_* variables are read
+  const char *v = std::getenv(e.name);  // with given(), the only reads of MPIX_ST_* variables
   if (!v || !*v) return true;
   Value parsed;
   if (!parse(e, v, &parsed, why)) return false;
   *out = std::move(parsed);
   return true;
+}
+
+std::string given(Id id) {
+  const char *v = std::getenv(entry(id).name);
+  return v ? v : "";
 }
 
 const Value &get(Id id) {

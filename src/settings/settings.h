@@ -93,6 +93,10 @@ std::string accepted(const Entry &e);
 // (as parse) when the table refuses it; *out is then the default.
 bool read(Id id, Value *out, std::string *why);
 
+// The variable's text as the environment gives it now ("" where unset): for messages about a value
+// the table refused.
+std::string given(Id id);
+
 // The start-up snapshot (see above). For start settings; asking for a call setting reads it now
 // and returns its default where it is refused.
 const Value &get(Id id);

@@ -1,19 +1,24 @@
 #include "nic_choice.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
+
+#include "settings/settings.h"
 
 namespace mpix::topo {
 
 NicRequest nic_request_from_env() {
   NicRequest r;
-  const char *v = std::getenv("MPIX_ST_OFI_NIC");
-  if (!v || !*v || std::strcmp(v, "auto") == 0) return r;
-  if (std::strcmp(v, "first") == 0) r.policy = NicPolicy::first;
-  else if (std::strcmp(v, "block") == 0) r.policy = NicPolicy::block;
-  else if (std::strcmp(v, "round-robin") == 0) r.policy = NicPolicy::round_robin;
-  else if (std::strcmp(v, "gpu") == 0) r.policy = NicPolicy::gpu;
+  // Read now: the library asks once, at MPI_Init, after MPI_Init checked every setting. A value the
+  // table refuses is kept as a name, which no domain has: the choice then refuses it.
+  settings::Value s;
+  const std::string v = settings::read(settings::Id::MPIX_ST_OFI_NIC, &s, nullptr)
+                            ? s.text
+                            : settings::given(settings::Id::MPIX_ST_OFI_NIC);
+  if (v == "auto") return r;
+  if (v == "first") r.policy = NicPolicy::first;
+  else if (v == "block") r.policy = NicPolicy::block;
+  else if (v == "round-robin") r.policy = NicPolicy::round_robin;
+  else if (v == "gpu") r.policy = NicPolicy::gpu;
   else r.policy = NicPolicy::named, r.name = v;
   return r;
 }

@@ -15,12 +15,15 @@
 #include "backend/list_merge.h"
 #include "kernels/epoch_launch.h"
 #include "runtime_map.h"
+#include "settings/settings.h"
 #if !defined(MPIX_GPU_HIP)
 #include "multicast_cuda.h"
 #endif
 
 namespace mpix::gpu {
 namespace {
+
+using settings::Id;
 
 constexpr uint32_t kIpcRegion = 1;
 constexpr int kThreadsPerBlock = kLaunchThreads;  // epoch_launch.h: the kernels are built for it
@@ -41,8 +44,8 @@ class DeviceBackend final : public Backend {
       sms = 0;
     // Copy grid: one block per MPIX_ST_COPY_BLOCK_KIB of data, at most MPIX_ST_COPY_BLOCKS_PER_SM per SM.
     // More than the kernel was built to keep resident could leave waiting blocks without an SM.
-    const int per_sm = static_cast<int>(std::clamp<uint64_t>(
-        env_u64("MPIX_ST_COPY_BLOCKS_PER_SM", kEpochBlocksPerSm), 1, kEpochBlocksPerSm));
+    static_assert(settings::entry(Id::MPIX_ST_COPY_BLOCKS_PER_SM).max == kEpochBlocksPerSm);
+    const int per_sm = static_cast<int>(settings::number(Id::MPIX_ST_COPY_BLOCKS_PER_SM));
     device_max_blocks_ = (sms > 0 ? sms : 32) * per_sm;
     // Collective blocks wait for peers' blocks of their channel: all of them must run at once.
     device_coll_blocks_ = (sms > 0 ? sms : 16) * kCollBlocksPerSm;
@@ -51,23 +54,21 @@ class DeviceBackend final : public Backend {
     if (MPIX_GPU(DeviceGetPCIBusId)(bus, sizeof bus - 1, device_) == gpuSuccess) device_id_ = bus;
     // 16 KiB: Faces' exchanges and a captured 256 KiB epoch ran 5-9% faster than with 64 on 2 H100s,
     // puts of 4-64 MiB within 2% (README, "One system fence per list of several blocks").
-    bytes_per_block_ = env_u64("MPIX_ST_COPY_BLOCK_KIB", kCopyBlockKib) * 1024;
-    if (bytes_per_block_ == 0) bytes_per_block_ = kCopyBlockKib * 1024;
-    pairs_per_block_ = std::max<uint64_t>(1, env_u64("MPIX_ST_PAIRS_PER_BLOCK", 512));
+    // (The table's ranges: at least 1, and the products stay far inside 64 bits.)
+    bytes_per_block_ = settings::number(Id::MPIX_ST_COPY_BLOCK_KIB) * 1024;
+    pairs_per_block_ = settings::number(Id::MPIX_ST_PAIRS_PER_BLOCK);
     // A list of a few hundred KiB is bound by its blocks' memory round trips, not by bandwidth:
     // it spreads over up to this many blocks of at least 4 KiB. On 2 H200s a 210 KiB Faces
     // exchange took 0.54 us less (13 to 52 blocks); 4 KiB blocks for every list instead made
     // the periodic case, whose lists are larger, 8 us slower (README, "Launch trace").
-    spread_blocks_ = env_u64("MPIX_ST_COPY_SPREAD_BLOCKS", kSpreadBlocks);
-    copy_engine_bytes_ = env_u64("MPIX_ST_COPY_ENGINE_MIB", 128) << 20;  // 0: never
-    const char *waits = std::getenv("MPIX_ST_STREAM_WAITS");
-    wait_mode_ = !waits || !*waits || !std::strcmp(waits, "auto") ? WaitMode::automatic
-                 : !std::strcmp(waits, "memop")                     ? WaitMode::memop
-                                                                    : WaitMode::kernel;
+    spread_blocks_ = settings::number(Id::MPIX_ST_COPY_SPREAD_BLOCKS);
+    copy_engine_bytes_ = settings::number(Id::MPIX_ST_COPY_ENGINE_MIB) << 20;  // 0: never
+    const std::string &waits = settings::word(Id::MPIX_ST_STREAM_WAITS);
+    wait_mode_ = waits == "auto" ? WaitMode::automatic : waits == "memop" ? WaitMode::memop : WaitMode::kernel;
     time_sliced_ = gpu_device_time_sliced(device_);
     choose_waits();
     // MPIX_ST_LAUNCH_OVERLAP=0 turns it off (kernels/launch_overlap.h); devices without it ignore it.
-    overlap_capable_ = env_u64("MPIX_ST_LAUNCH_OVERLAP", 1) != 0 && mpix_kernels_support_overlap();
+    overlap_capable_ = settings::flag(Id::MPIX_ST_LAUNCH_OVERLAP) && mpix_kernels_support_overlap();
     if (gpuHostAlloc(reinterpret_cast<void **>(&mailbox_), sizeof *mailbox_, gpuHostAllocMapped) != gpuSuccess ||
         MPIX_GPU(Malloc)(reinterpret_cast<void **>(&tickets_), kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
         MPIX_GPU(Memset)(tickets_, 0, kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
@@ -639,11 +640,6 @@ class DeviceBackend final : public Backend {
     std::lock_guard<std::mutex> lock(mu_);
     last_error_ = std::move(why);
     return status;
-  }
-
-  static uint64_t env_u64(const char *name, uint64_t fallback) {
-    const char *v = std::getenv(name);
-    return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
   }
 
   int device_ = 0;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fabric_impl.h"
+#include "settings/settings.h"
 
 namespace mpix::ofi {
 
@@ -211,29 +212,27 @@ const char *style_name(TriggerStyle style) {
   return "none";
 }
 
+// Read now, through the settings table (the library asks once, at MPI_Init; tests ask again).
 bool options_from_env(Options *out, std::string *why) {
-  if (const char *p = std::getenv("MPIX_ST_OFI_PROVIDER"); p && *p) out->providers = p;
-  if (const char *t = std::getenv("MPIX_ST_OFI_TRIGGER"); t && *t) {
-    std::string v = t;
-    if (v == "auto") out->style = TriggerStyle::none;
-    else if (v == "dwq") out->style = TriggerStyle::deferred_work_queue;
-    else if (v == "context") out->style = TriggerStyle::triggered_context;
-    else return *why = "MPIX_ST_OFI_TRIGGER=" + v + ": expected auto, dwq or context", false;
-  }
-  if (const char *g = std::getenv("MPIX_ST_OFI_PROGRESS"); g && *g) {
-    std::string v = g;
-    if (v == "auto") out->progress = Options::Progress::automatic;
-    else if (v == "manual") out->progress = Options::Progress::manual;
-    else if (v == "provider") out->progress = Options::Progress::provider;
-    else return *why = "MPIX_ST_OFI_PROGRESS=" + v + ": expected auto, manual or provider", false;
-  }
-  if (const char *n = std::getenv("MPIX_ST_OFI_RMA_PIECES"); n && *n) {
-    char *end = nullptr;
-    const long v = std::strtol(n, &end, 10);
-    if (*end || v < 1 || v > static_cast<long>(kMaxPieces))
-      return *why = std::string("MPIX_ST_OFI_RMA_PIECES=") + n + ": expected 1 to " + std::to_string(kMaxPieces), false;
-    out->max_rma_pieces = static_cast<size_t>(v);
-  }
+  using settings::Id;
+  static_assert(settings::entry(Id::MPIX_ST_OFI_RMA_PIECES).min == 1 &&
+                settings::entry(Id::MPIX_ST_OFI_RMA_PIECES).max == kMaxPieces);
+  settings::Value provider, trigger, progress, pieces;
+  if (!settings::read(Id::MPIX_ST_OFI_PROVIDER, &provider, why) ||
+      !settings::read(Id::MPIX_ST_OFI_TRIGGER, &trigger, why) ||
+      !settings::read(Id::MPIX_ST_OFI_PROGRESS, &progress, why) ||
+      !settings::read(Id::MPIX_ST_OFI_RMA_PIECES, &pieces, why))
+    return false;
+  if (provider.set) out->providers = provider.text;
+  if (trigger.set)
+    out->style = trigger.text == "dwq"       ? TriggerStyle::deferred_work_queue
+                 : trigger.text == "context" ? TriggerStyle::triggered_context
+                                             : TriggerStyle::none;  // auto
+  if (progress.set)
+    out->progress = progress.text == "manual"     ? Options::Progress::manual
+                    : progress.text == "provider" ? Options::Progress::provider
+                                                  : Options::Progress::automatic;
+  if (pieces.set) out->max_rma_pieces = static_cast<size_t>(pieces.number);
   return true;
 }
 

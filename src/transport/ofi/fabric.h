@@ -77,7 +77,8 @@ struct DeviceMemory {
   int ordinal = 0;
 };
 // MPIX_ST_OFI_PROVIDER (comma list), MPIX_ST_OFI_TRIGGER=auto|dwq|context,
-// MPIX_ST_OFI_PROGRESS=auto|manual, MPIX_ST_OFI_RMA_PIECES=n. False with *why for a value it does not know.
+// MPIX_ST_OFI_PROGRESS=auto|manual|provider, MPIX_ST_OFI_RMA_PIECES=n (src/settings/settings.def). False
+// with *why for a value the settings table refuses.
 bool options_from_env(Options *out, std::string *why);
 
 // Handles: small ids, 0 = none.
