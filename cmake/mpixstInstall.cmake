@@ -3,7 +3,7 @@
 # Both record which MPI the library was built with: the library interposes that MPI's PMPI layer,
 # so consumers must link the same MPI, with -lmpixst before it. Man pages: doc/man.
 include(CMakePackageConfigHelpers)
-include(${CMAKE_CURRENT_LIST_DIR}/mpixstMPI.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/mpixstMPIFlavor.cmake)
 # Read from mpi.h, as mpixstConfig.cmake reads the consumer's: the recorded and found kinds compare.
 mpixst_mpi_flavor(MPIX_ST_PKG_MPI_FLAVOR)
 message(STATUS "mpix-st install records MPI: ${MPIX_ST_PKG_MPI_FLAVOR} (${MPI_C_COMPILER}, ${MPIEXEC_EXECUTABLE})")
@@ -22,7 +22,7 @@ configure_package_config_file(cmake/mpixstConfig.cmake.in ${CMAKE_CURRENT_BINARY
   INSTALL_DESTINATION ${mpixst_cmake_dir})
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/mpixstConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/mpixstConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/mpixstConfigVersion.cmake
-              ${CMAKE_CURRENT_LIST_DIR}/mpixstMPI.cmake
+              ${CMAKE_CURRENT_LIST_DIR}/mpixstMPIFlavor.cmake
   DESTINATION ${mpixst_cmake_dir})
 
 # ---- pkg-config ----

@@ -30,7 +30,7 @@ set(prefix "${WORK_DIR}/prefix")
 run("cmake --install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
 foreach(f ${LIBDIR}/libmpixst.so ${INCLUDEDIR}/mpix/mpix_st.h ${LIBDIR}/pkgconfig/mpixst.pc
           ${LIBDIR}/cmake/mpixst/mpixstConfig.cmake ${LIBDIR}/cmake/mpixst/mpixstConfigVersion.cmake
-          ${LIBDIR}/cmake/mpixst/mpixstTargets.cmake ${LIBDIR}/cmake/mpixst/mpixstMPI.cmake
+          ${LIBDIR}/cmake/mpixst/mpixstTargets.cmake ${LIBDIR}/cmake/mpixst/mpixstMPIFlavor.cmake
           ${MANDIR}/man3/MPIX_Win_post_stream.3 ${MANDIR}/man3/MPIX_Host_stream_create.3 ${MANDIR}/man7/mpixst.7)
   if(IS_ABSOLUTE "${f}")
     message(FATAL_ERROR "install_test.cmake: absolute install directories are not supported here (${f})")
