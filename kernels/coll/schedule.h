@@ -94,7 +94,7 @@ class Schedule {
   // an outlined step receives lives in a thread's local memory, and so does every array of peer
   // addresses a step builds: on 4 H100s a chain of replayed one-shot reduces took 1.25 us a call
   // with neither and 2.2-6.3 us with one to eight such arrays read on the way
-  // (examples/bench/call_chain_cuda.cu).
+  // (bench/probes/call_chain_cuda.cu).
   template <bool TwoShot>
   MPIX_HOST_DEVICE MPIX_FORCEINLINE void run_lines_call() {
     if (TwoShot) run_two_shot_lines();

@@ -1,7 +1,7 @@
 // hop_latency: the one-way latency of a store into a peer GPU's memory until a thread polling
 // that memory sees it, for the access flavours the kernels use (no MPI, no library): two
 // resident kernels on devices 0 and 1 ping-pong `iters` times; hop = round trip / 2.
-//   flag8-release   st.release.sys.u64 / ld.acquire.sys.u64   (epoch signals, raw_link)
+//   flag8-release   st.release.sys.u64 / ld.acquire.sys.u64   (epoch signals, examples/bench/raw_link)
 //   flag8-relaxed   st.relaxed.sys.u64 / ld.acquire.sys.u64   (signals without data)
 //   flag8-volatile  st.volatile.u64    / ld.acquire.sys.u64   (collective freed signals)
 //   line16-volatile st.volatile.v2.u64 / ld.volatile.v2.u64   (collective kLL lines)
