@@ -33,7 +33,13 @@ std::string quoted(const std::string &s) {
 }
 
 std::string triple(const Vec3 &v) {
-  return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + "]";
+  std::string out = "[";
+  for (size_t d = 0; d < v.size(); ++d) {
+    if (d) out += ", ";
+    out += std::to_string(v[d]);
+  }
+  out += ']';
+  return out;
 }
 
 std::string stats(const Stats &s) {
