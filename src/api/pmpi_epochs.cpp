@@ -1,5 +1,5 @@
 // Active-target synchronisation: the stream-triggered MPIX_Win_*_stream calls and the interposed
-// MPI_Win_{post,start,complete,wait}, which run host-driven on managed windows.
+// MPI_Win_{post,start,complete,wait,test}, which run host-driven on managed windows.
 #include <mpi.h>
 
 #include <cstdio>
@@ -145,6 +145,18 @@ int MPI_Win_wait(MPI_Win win) {
     return PMPI_Win_wait(win);
   }
   return on_managed(win, "MPI_Win_wait", [&](Window &w) { return mpix::core::wait(w, nullptr, false); });
+}
+
+int MPI_Win_test(MPI_Win win, int *flag) {
+  if (Result r = mpix::api::mpi_state("MPI_Win_test")) return mpix::api::raise_no_object(r);
+  if (!mpix::core::find_window(win)) {
+    if (int rc; refused_handle(win, &rc)) return rc;
+    return PMPI_Win_test(win, flag);
+  }
+  return on_managed(win, "MPI_Win_test", [&](Window &w) {
+    if (!flag) return mpix::core::fail(MPI_ERR_ARG, "MPI_Win_test: flag is NULL");
+    return mpix::core::test(w, flag);
+  });
 }
 
 }  // extern "C"

@@ -1,5 +1,6 @@
-// Interposed window creation and destruction, plus tracking of the underlying MPI's fence and
-// lock epochs (so MPI_Put outside any epoch is caught on managed windows).
+// Interposed window creation and destruction (and the flavour attribute of windows the library
+// allocated), plus tracking of the underlying MPI's fence and lock epochs (so MPI_Put outside any
+// epoch is caught on managed windows).
 #include <mpi.h>
 
 #include <cstring>
@@ -72,6 +73,22 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
     g_unmanaged_memory[*win] = mem;
   }
   return MPI_SUCCESS;
+}
+
+// A window whose memory the library allocated for MPI_Win_allocate is created in the underlying
+// MPI with MPI_Win_create; the program still sees the flavour it asked for.
+int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag) {
+  const int rc = PMPI_Win_get_attr(win, keyval, attribute_val, flag);
+  if (rc != MPI_SUCCESS || keyval != MPI_WIN_CREATE_FLAVOR || !*flag) return rc;
+  const mpix::core::Window *w = mpix::core::find_window(win);
+  bool allocated = w && w->memory_owned;
+  if (!w) {
+    std::lock_guard<std::mutex> lock(g_mu);
+    allocated = g_unmanaged_memory.count(win) != 0;
+  }
+  static int allocate_flavor = MPI_WIN_FLAVOR_ALLOCATE;
+  if (allocated) *static_cast<int **>(attribute_val) = &allocate_flavor;
+  return rc;
 }
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {

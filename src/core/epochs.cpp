@@ -118,10 +118,15 @@ Result notify(const Window &w, const std::vector<int> &peers, int tag, std::vect
   return ok();
 }
 
-Result await(const Window &w, const std::vector<int> &peers, int tag, const char *what) {
-  std::vector<MPI_Request> reqs(peers.size(), MPI_REQUEST_NULL);
+void receive_notifications(const Window &w, const std::vector<int> &peers, int tag, std::vector<MPI_Request> *reqs) {
+  reqs->assign(peers.size(), MPI_REQUEST_NULL);
   for (size_t i = 0; i < peers.size(); ++i)
-    PMPI_Irecv(nullptr, 0, MPI_BYTE, peers[i], tag, w.comm, &reqs[i]);
+    PMPI_Irecv(nullptr, 0, MPI_BYTE, peers[i], tag, w.comm, &(*reqs)[i]);
+}
+
+Result await(const Window &w, const std::vector<int> &peers, int tag, const char *what) {
+  std::vector<MPI_Request> reqs;
+  receive_notifications(w, peers, tag, &reqs);
   return wait_requests(reqs, what);
 }
 
@@ -373,6 +378,20 @@ Result complete(Window &w, void *stream, bool stream_mode) {
   return ok();
 }
 
+namespace {
+
+// Once every origin's completion notification arrived: staged data into the window, the post
+// notifications' sends completed, and the epoch closed.
+Result finish_host_exposure(Window &w) {
+  ExposureEpoch &e = w.exposure;
+  if (Result r = remote::wait_now(w, e.origins)) return r;
+  if (Result r = wait_requests(e.post_sends, "post notifications to the origins")) return r;
+  e = ExposureEpoch{};
+  return ok();
+}
+
+}  // namespace
+
 Result wait(Window &w, void *stream, bool stream_mode) {
   ExposureEpoch &e = w.exposure;
   if (Result r = check_closing(e.mode, stream_mode, kExposureNames)) return r;
@@ -398,11 +417,34 @@ Result wait(Window &w, void *stream, bool stream_mode) {
     remote::wait(w, e.origins, list);
     if (Result r = enqueue(w, stream, list, captured)) return r;
   } else {
-    if (Result r = await(w, e.origins, kTagComplete, "the origins' MPI_Win_complete")) return r;
-    if (Result r = remote::wait_now(w, e.origins)) return r;
-    if (Result r = wait_requests(e.post_sends, "post notifications to the origins")) return r;
+    if (!e.completes_posted) receive_notifications(w, e.origins, kTagComplete, &e.complete_recvs);
+    e.completes_posted = true;
+    if (Result r = wait_requests(e.complete_recvs, "the origins' MPI_Win_complete")) {
+      e.completes_posted = false;  // the watchdog cancelled them: a later call posts them again
+      return r;
+    }
+    return finish_host_exposure(w);
   }
   e = ExposureEpoch{};
+  return ok();
+}
+
+Result test(Window &w, int *flag) {
+  ExposureEpoch &e = w.exposure;
+  *flag = 0;
+  EpochNames names = kExposureNames;
+  names.host_close = "MPI_Win_test";
+  if (Result r = check_closing(e.mode, false, names)) return r;
+  if (!e.completes_posted) {
+    receive_notifications(w, e.origins, kTagComplete, &e.complete_recvs);
+    e.completes_posted = true;
+  }
+  int done = 1;
+  if (!e.complete_recvs.empty())
+    PMPI_Testall(static_cast<int>(e.complete_recvs.size()), e.complete_recvs.data(), &done, MPI_STATUSES_IGNORE);
+  if (!done) return ok();
+  if (Result r = finish_host_exposure(w)) return r;
+  *flag = 1;
   return ok();
 }
 

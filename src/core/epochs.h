@@ -15,6 +15,8 @@ Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stre
 Result start(Window &w, MPI_Group group, int assert_bits);
 Result complete(Window &w, void *stream, bool stream_mode);
 Result wait(Window &w, void *stream, bool stream_mode);
+// MPI_Win_test of a host-driven exposure epoch: *flag = 1 once it is closed, as MPI_Win_wait would.
+Result test(Window &w, int *flag);
 
 // Completes the host-mode notifications still in flight (before the window is freed).
 Result drain_notifications(Window &w);

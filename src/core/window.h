@@ -77,6 +77,9 @@ struct ExposureEpoch {
   int assert_bits = 0;
   std::vector<int> origins;
   std::vector<MPI_Request> post_sends;  // host mode: the post notifications in flight
+  // Host mode: the origins' completion notifications, posted by the first MPI_Win_test.
+  std::vector<MPI_Request> complete_recvs;
+  bool completes_posted = false;
 };
 
 // Host memory of a window's transport that the stream reaches too (see gpu::HostMapped).

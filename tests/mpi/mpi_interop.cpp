@@ -4,6 +4,9 @@
 //  - fence(0) ... fence(MPI_MODE_NOSUCCEED), then active-target epochs;
 //  - MPI_Win_lock / unlock and MPI_Win_lock_all / unlock_all, then active-target epochs.
 // fence(0) ... fence(0) followed by active-target epochs: fence_then_start.
+// What programs that never call the library's extensions see of its windows (as MPICH's own RMA
+// tests check): MPI_WIN_CREATE_FLAVOR says how the program made the window, and MPI_Win_test
+// closes a host-driven exposure epoch as MPI_Win_wait does.
 #include "test_common.h"
 
 using namespace mt;
@@ -59,6 +62,42 @@ void run(WinKind kind, void *s) {
   free_window(w);
 }
 
+void flavor_and_test(WinKind kind) {
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  g_context = fmt("%s, MPI_WIN_CREATE_FLAVOR", kind_name(kind));
+  TestWin w = make_window(kind, kN);
+  int *flavor = nullptr, found = 0;
+  MT_OK(MPI_Win_get_attr(w.win, MPI_WIN_CREATE_FLAVOR, &flavor, &found));
+  MT_CHECK(found && flavor);
+  const int want_flavor = kind == WinKind::allocate ? MPI_WIN_FLAVOR_ALLOCATE : MPI_WIN_FLAVOR_CREATE;
+  MT_CHECKF(found && flavor && *flavor == want_flavor, "flavour %d, want %d", flavor ? *flavor : -1, want_flavor);
+
+  g_context = fmt("%s, MPI_Win_test", kind_name(kind));
+  int flag = 1;
+  MT_EXPECT_ERROR(MPI_Win_test(w.win, &flag), MPI_ERR_RMA_SYNC);  // no exposure epoch
+  MT_CHECKF(flag == 0, "MPI_Win_test outside an epoch set flag %d", flag);
+  DevBuf src(64);
+  src.upload(pattern(64, key(0x7e57, static_cast<uint64_t>(g_rank))));
+  Group to_right({right}), from_left({left});
+  MT_OK(MPI_Win_post(from_left, 0, w.win));
+  // The origin waits for the target's first MPI_Win_test before completing, so a test that sees
+  // the epoch open returns flag 0 at least once.
+  int first = 0;
+  MT_OK(MPI_Win_test(w.win, &first));
+  MT_CHECKF(first == 0, "MPI_Win_test closed an epoch whose origin has not called MPI_Win_complete");
+  MT_OK(MPI_Sendrecv(nullptr, 0, MPI_BYTE, left, 0x7e, nullptr, 0, MPI_BYTE, right, 0x7e, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE));
+  MT_OK(MPI_Win_start(to_right, 0, w.win));
+  MT_OK(MPI_Put(src.p, 64, MPI_BYTE, right, 0, 64, MPI_BYTE, w.win));
+  MT_OK(MPI_Win_complete(w.win));
+  for (flag = 0; !flag;) MT_OK(MPI_Win_test(w.win, &flag));
+  auto want = pattern(64, key(0x7e57, static_cast<uint64_t>(left)));
+  auto got = read_device(w.base, 64);
+  MT_SAME_BYTES(got.data(), want.data(), 64, "put of an epoch closed by MPI_Win_test");
+  MT_EXPECT_ERROR(MPI_Win_test(w.win, &flag), MPI_ERR_RMA_SYNC);  // closed: no epoch again
+  free_window(w);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -66,6 +105,7 @@ int main(int argc, char **argv) {
   {
     void *s = stream_create();
     for (WinKind kind : kAllKinds) run(kind, s);
+    for (WinKind kind : kAllKinds) flavor_and_test(kind);
     stream_destroy(s);
   }
   return finish();

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# MPICH's own RMA conformance tests (test/mpi/rma of the installed MPICH's Debian source package),
+# run with libmpixst linked before the MPI, on the host backend. A library layered through PMPI must
+# not change what a program that never calls its extensions sees: a test that passes plain must pass
+# interposed. The plain build runs only the tests that fail interposed (to tell a regression from a
+# test the MPI itself fails here), so the suite costs one pass when everything agrees.
+#
+# Usage: scripts/mpich-rma-suite.sh --lib <dir of libmpixst.so> [options]
+#   --mpi mpich|openmpi  the MPI whose wrappers build the tests (default mpich); the tests are always
+#                        MPICH's, from the source package of the installed mpich
+#   --work DIR           where sources and builds go (default build-mpich-rma)
+#   --jobs N             tests run N at a time (default: nproc)
+#   --tests REGEX        only tests whose name matches (default: all of rma/testlist)
+#   --known FILE         tests that may fail interposed, one "name np [args]" line each with a reason
+#                        after '#' (default scripts/mpich-rma-known.txt, if present)
+# Exit status: 0 when every test that passes plain passes interposed, 1 otherwise.
+# The source comes from Debian's archive with apt's ordinary client and a deb-src list of the
+# script's own (the system's apt configuration is not touched); nothing of it enters the repository.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+mpi=mpich
+work=build-mpich-rma
+jobs=$(nproc)
+filter=.
+lib=""
+known=scripts/mpich-rma-known.txt
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --lib) lib=$2; shift 2 ;;
+    --mpi) mpi=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --tests) filter=$2; shift 2 ;;
+    --known) known=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    *) echo "mpich-rma-suite.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+[ -n "$lib" ] && [ -f "$lib/libmpixst.so" ] || { echo "mpich-rma-suite.sh: --lib must name the folder of libmpixst.so" >&2; exit 2; }
+lib=$(cd "$lib" && pwd)
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+mpicc=$(command -v "mpicc.$mpi" || command -v mpicc)
+mpiexec=$(command -v "mpiexec.$mpi" || command -v mpiexec)
+launch=("$mpiexec")
+[ "$mpi" = openmpi ] && launch+=(--oversubscribe) && [ "$(id -u)" -eq 0 ] && launch+=(--allow-run-as-root)
+
+# 1. The source package of the installed MPICH, fetched once.
+version=$(dpkg-query -W -f='${source:Version}' mpich)
+upstream=${version%%-*}
+src=$work/mpich-$upstream
+if [ ! -f "$src/test/mpi/configure" ]; then
+  apt_dir=$work/apt
+  mkdir -p "$apt_dir/lists/partial"
+  codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+  echo "deb-src http://deb.debian.org/debian $codename main" >"$apt_dir/sources.list"
+  apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+            -o "Dir::State::Lists=$apt_dir/lists" -o APT::Sandbox::User=root)
+  apt-get "${apt_opts[@]}" -qq update
+  (cd "$apt_dir" && apt-get "${apt_opts[@]}" -qq source --download-only "mpich=$version")
+  tar -C "$work" -xJf "$apt_dir/mpich_$upstream.orig.tar.xz" "mpich-$upstream/test/mpi"
+fi
+
+# 2. Two builds of test/mpi/rma: plain, and with libmpixst before the MPI (the wrapper puts -lmpi last).
+build() {  # build <dir> <extra LIBS>
+  local dir=$1 libs=$2
+  if [ ! -f "$dir/Makefile" ]; then
+    mkdir -p "$dir"
+    (cd "$dir" && "$src/test/mpi/configure" -q CC="$mpicc" MPICC="$mpicc" --disable-fortran --disable-cxx \
+       --disable-romio --disable-spawn --disable-ft-tests --disable-perftest --disable-checkfaulttolerance \
+       MPIEXEC="$mpiexec" >configure.log 2>&1) || { tail -30 "$dir/configure.log"; return 1; }
+  fi
+  make -s -C "$dir/util" -j "$jobs" >"$dir/util-build.log" 2>&1 || { tail -30 "$dir/util-build.log"; return 1; }
+  make -s -C "$dir/dtpools" -j "$jobs" >"$dir/dtpools-build.log" 2>&1 || { tail -30 "$dir/dtpools-build.log"; return 1; }
+  make -s -C "$dir/rma" -j "$jobs" LIBS="$libs" >"$dir/rma-build.log" 2>&1 || { tail -30 "$dir/rma-build.log"; return 1; }
+}
+echo "mpich-rma-suite.sh: MPICH $version test/mpi/rma, built with $mpicc"
+build "$work/interposed" "-L$lib -Wl,--no-as-needed -lmpixst -Wl,--as-needed"
+if ! LD_LIBRARY_PATH=$lib ldd "$work/interposed/rma/winname" | grep -q "libmpixst.so.* => $lib/"; then
+  echo "mpich-rma-suite.sh: the interposed build does not load libmpixst" >&2
+  exit 1
+fi
+
+# 3. The test list: "name np [timeLimit=s] [arg=...] [env=...] [xfail=...]"; configure's @...@ lines
+# (large tests) stay out, as MPICH's runtests leaves them out by default.
+list=$work/tests.txt
+grep -Ev '^\s*(#|$)|@' "$src/test/mpi/rma/testlist.in" | awk -v re="$filter" '$1 ~ re' >"$list"
+
+# run_one <build dir> <line>: prints "pass|fail|hang <seconds> <line>"; the log beside the build.
+run_one() {
+  local dir=$1 line=$2 name np limit=180 args=() envs=() word
+  read -r name np rest <<<"$line"
+  for word in ${rest:-}; do
+    case "$word" in
+      timeLimit=*) limit=${word#timeLimit=} ;;
+      arg=*) args+=("${word#arg=}") ;;
+      env=*) envs+=("${word#env=}") ;;
+    esac
+  done
+  local log="$dir/logs/$(echo "$line" | tr -c 'A-Za-z0-9_=.-' '_').log" start=$SECONDS rc=0
+  mkdir -p "$dir/logs"
+  (cd "$dir/rma" && env MPIX_ST_BACKEND=host LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "${envs[@]}" timeout -k 5 "$limit" \
+     "${launch[@]}" -n "$np" "./$name" "${args[@]}") >"$log" 2>&1 || rc=$?
+  local verdict=fail
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then verdict=hang
+  elif [ "$rc" -eq 0 ] && grep -q "No Errors" "$log"; then verdict=pass
+  fi
+  echo "$verdict $((SECONDS - start)) $line"
+}
+export -f run_one
+export launch_str="${launch[*]}" lib
+
+run_list() {  # run_list <build dir> <list file> <results file>
+  local dir=$1 in=$2 out=$3
+  # The launcher array travels to the subshells as a string (bash exports no arrays).
+  tr '\n' '\0' <"$in" | xargs -0 -P "$jobs" -I{} bash -c 'launch=($launch_str); run_one "$0" "$1"' "$dir" {} \
+    | sort -k3 >"$out"
+}
+
+start=$SECONDS
+run_list "$work/interposed" "$list" "$work/interposed.txt"
+grep -v '^pass ' "$work/interposed.txt" | cut -d' ' -f3- >"$work/to-check.txt" || true
+echo "mpich-rma-suite.sh: interposed: $(grep -c '^pass ' "$work/interposed.txt") of $(wc -l <"$list") pass ($((SECONDS - start)) s)"
+
+failed=0
+if [ -s "$work/to-check.txt" ]; then
+  build "$work/plain" ""
+  run_list "$work/plain" "$work/to-check.txt" "$work/plain.txt"
+  while read -r verdict seconds line; do
+    plain=$(awk -v l="$line" '{ v=$1; $1=""; $2=""; sub(/^  /, ""); if ($0 == l) print v }' "$work/plain.txt")
+    if [ "$plain" != pass ]; then
+      echo "  $verdict interposed, $plain plain (not a difference): $line"
+    elif [ -f "$known" ] && grep -qxF "$line" <(sed 's/\s*#.*//' "$known"); then
+      echo "  $verdict interposed, pass plain, known: $line ($(grep -F "$line" "$known" | sed 's/.*#\s*//'))"
+    else
+      echo "  $verdict interposed, pass plain: $line   log: $work/interposed/logs/"
+      failed=1
+    fi
+  done < <(grep -v '^pass ' "$work/interposed.txt")
+fi
+echo "mpich-rma-suite.sh: $([ $failed = 0 ] && echo "no test that passes plain fails interposed" || echo "DIFFERENCES above") ($((SECONDS - start)) s)"
+exit $failed
