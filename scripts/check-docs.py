@@ -25,9 +25,17 @@ ANCHOR = re.compile(r"<a\s+(?:name|id)=\"([^\"]+)\"", re.IGNORECASE)
 
 
 def tracked_files(root):
-    out = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                         check=True, capture_output=True).stdout
-    return sorted(p for p in out.decode().split("\0") if p and os.path.exists(os.path.join(root, p)))
+    """The repository's files (git's view where there is one; else every file outside build folders)."""
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                             check=True, capture_output=True).stdout
+        return sorted(p for p in out.decode().split("\0") if p and os.path.exists(os.path.join(root, p)))
+    except (OSError, subprocess.CalledProcessError):
+        files = []
+        for top, dirs, names in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith((".", "build"))]
+            files += [os.path.relpath(os.path.join(top, n), root) for n in names]
+        return sorted(files)
 
 
 def prose_lines(text):
