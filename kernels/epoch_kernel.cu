@@ -352,7 +352,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // The live-window table changes only under the host's hand (window creation and free, on an
   // internal stream it synchronises), never by stream work: it loads during the overlap with the
   // previous kernel (launch_overlap.h). A freed window's cursors and flags may still be read below:
-  // they lie in its own flag memory, which the backend never hands back (device_backend.cpp,
+  // they lie in its own flag memory, which the backend never hands back (device_memory.cpp,
   // free_flags).
   const AliveWords alive = alive_words(p.h);
   // Everything below reads cursors or flags earlier stream work may write.
