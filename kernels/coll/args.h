@@ -33,7 +33,7 @@
 namespace mpix::coll {
 
 enum Kind : uint8_t { kAllreduce = 0, kReduce = 1, kBcast = 2, kAllgather = 3, kAlltoall = 4,
-  // Steps of collectives across nodes that touch only this rank's memory (src/coll/multinode.cpp):
+  // Steps of collectives across nodes that touch only this rank's memory (src/coll/multinode_steps.cpp):
   //   kLocalReduce  recvbuf = op over `pieces` sources sendbuf + j * src_stride, in j order
   //   kLocalCopy    piece j (< pieces) of count elements: recvbuf + j * dst_stride <- sendbuf +
   //                 j * src_stride, except piece `root`, which comes from `own` (0: skipped)

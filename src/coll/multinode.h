@@ -22,7 +22,7 @@
 //              within its node in a second, node-local epoch.
 // Vectors larger than a scratch slot run in chunks, each chunk a full pass of the steps; with two
 // sets of slots, a target posts its exposure for the next chunk before it uses this one, so the
-// next chunk travels while this one is reduced or copied out (Enqueuer::Chunks, in multinode.cpp).
+// next chunk travels while this one is reduced or copied out (Enqueuer::Chunks, in multinode_steps.cpp).
 // The rails allgather's node step and the tree's way down run on a second window over the same
 // scratch, so every window exposes to one group and can post ahead; the leaders' ring posts each
 // step ahead.
