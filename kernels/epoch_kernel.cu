@@ -1,4 +1,4 @@
-// The merged epoch kernel: one launch runs a whole item list (DESIGN.md §3).
+// The merged epoch kernel: one launch runs a whole item list (doc/design.md, The epoch protocol).
 //   -. every block loads the values of the list's signals and waits (cursor-relative epochs),
 //      each wait's flag and each line wait's hint at once, into shared memory,
 //   0. block 0 stores the leading signals (a post merged with the calls after it under capture),

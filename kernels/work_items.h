@@ -1,8 +1,8 @@
 // The stream work format shared by the core, the host backend and the device kernels.
 // An epoch operation (post, complete, wait) becomes one ordered list of items:
 //   waits first, then data operations, then signals.
-// Executing the items of one list in that order is the whole epoch protocol of DESIGN.md §3.
-// Plain data only: the list travels to the GPU by value as kernel parameters.
+// Executing the items of one list in that order is the whole epoch protocol of doc/design.md, The
+// epoch protocol. Plain data only: the list travels to the GPU by value as kernel parameters.
 #pragma once
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 // copy_paths: how fast the GPUs of one host push data to each other by each copy path, the question
-// behind seed 000's split of a collective's copies between two paths. Every GPU pushes `bytes` to
-// every other GPU at once (an allgather's traffic), by
+// behind the split of a collective's copies between two paths in [Faraji 2018]. Every GPU pushes
+// `bytes` to every other GPU at once (an allgather's traffic), by
 //   sm     one kernel per GPU, its blocks storing into the peers' memory (what mpix-st's
 //          collective kernel does)
 //   ce     copy-engine copies (cudaMemcpyPeerAsync), one stream per pair so they run together

@@ -1,5 +1,6 @@
 // The description of one stream-ordered collective call, shared by the core, the host backend and
-// the device kernel (DESIGN.md §5). Plain data: it travels to the GPU by value as kernel parameters.
+// the device kernel (doc/design.md, Collectives). Plain data: it travels to the GPU by value as
+// kernel parameters.
 //
 // Every rank of a communicator owns a scratch area that all its node-local peers map (two halves,
 // used by alternate rounds) and a flag area they store to. A call is cut into rounds that fit a
@@ -45,13 +46,13 @@ enum Kind : uint8_t { kAllreduce = 0, kReduce = 1, kBcast = 2, kAllgather = 3, k
 //   kTwoShot  reduce-scatter then allgather, both by direct pushes: rank j reduces the j-th n-th
 //             and pushes the result to every peer
 //   kRing     reduce-scatter and allgather around the ring, 2(n-1) steps of an n-th each
-//   kGsb      gather to the root's shared buffer, one reduction there, broadcast (seed 000)
-//   kBtb      binomial tree reduction to the root, then down the same tree (seed 000)
+//   kGsb      gather to the root's shared buffer, one reduction there, broadcast ([Faraji 2018])
+//   kBtb      binomial tree reduction to the root, then down the same tree ([Faraji 2018])
 // Reduce: kOneShot (every rank pushes into the root's scratch), kTwoShot (reduce-scatter, then
 // every rank pushes its reduced part into the root's scratch), kChain (pipelined chain to the root
 // in chunks: each rank adds its input to what its predecessor pushed and pushes that on).
 // Bcast: kOneShot (the root pushes into every peer's scratch: IPC multicast), kChain (pipelined
-// chain in chunks, seed 003), kBinomial (binomial tree). Allgather: kOneShot (direct pushes) and
+// chain in chunks, [Chu 2019]), kBinomial (binomial tree). Allgather: kOneShot (direct pushes) and
 // kRing (n - 1 steps, each rank forwarding what its left neighbour pushed). Alltoall: kOneShot.
 enum Algo : uint8_t { kAuto = 0, kOneShot = 1, kTwoShot = 2, kRing = 3, kGsb = 4, kBtb = 5, kChain = 6, kBinomial = 7 };
 

@@ -14,7 +14,7 @@ constexpr int kMaxRanks = 64;
 // Scratch slots are whole multiples of this, so vector copies stay aligned.
 constexpr uint64_t kSlotAlign = 64;
 
-// Chunks of the pipelined chains, bcast's and reduce's (seed 003's chunk model; 512 KiB by
+// Chunks of the pipelined chains, bcast's and reduce's (the chunk model of [Chu 2019]; 512 KiB by
 // default there).
 constexpr uint64_t kChainChunkBytes = 512 * 1024;
 

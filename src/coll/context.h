@@ -1,6 +1,6 @@
-// A communicator's collective state (DESIGN.md §5): scratch and flags every node-local peer maps,
-// made collectively at the communicator's first stream collective and kept on the communicator
-// as an attribute, so MPI_Comm_free (or MPI_Finalize) releases it.
+// A communicator's collective state (doc/design.md, Collectives): scratch and flags every
+// node-local peer maps, made collectively at the communicator's first stream collective and kept on
+// the communicator as an attribute, so MPI_Comm_free (or MPI_Finalize) releases it.
 #pragma once
 #include <mpi.h>
 

@@ -27,8 +27,8 @@ namespace {
 //   direct  one epoch: every leader puts to every other (allreduce), to the root (reduce), or the
 //           root to every leader (bcast)
 //   ring    allreduce only: reduce-scatter + allgather around the leaders, 2 (N - 1) epochs
-//   tree    a binomial tree of leaders (seed 000's BTB): log2(N) steps up (reduce), down (bcast)
-//           or both (allreduce), each node sending its vector once per direction
+//   tree    a binomial tree of leaders (the BTB of [Faraji 2018]): log2(N) steps up (reduce), down
+//           (bcast) or both (allreduce), each node sending its vector once per direction
 // auto: for allreduce the ring from 4 nodes and 1 MiB, where the direct exchange's N - 1 copies
 // per leader outweigh the ring's 2 (N - 1) epochs; direct otherwise and for reduce and bcast.
 // Provisional: no network has measured them.
@@ -62,10 +62,10 @@ core::Result leader_algorithm(const Net &n, Kind kind, uint64_t bytes, LeaderAlg
 }
 
 // How allgather crosses nodes (MPIX_ST_ALLGATHER_ACROSS, read at each call): `direct`, every rank
-// puts its block to every rank on other nodes; `rails` (seed 004), once per node to its rail peer,
-// which forwards it within its node. auto: rails where some node has several ranks (the network
-// then carries each block once per node instead of once per rank); with one rank per node the
-// two are the same. Provisional: no network has measured them.
+// puts its block to every rank on other nodes; `rails` ([Kandadi Suresh 2022]), once per node to
+// its rail peer, which forwards it within its node. auto: rails where some node has several ranks
+// (the network then carries each block once per node instead of once per rank); with one rank per
+// node the two are the same. Provisional: no network has measured them.
 core::Result allgather_rails_chosen(const Net &n, bool *rails) {
   std::string v;
   if (core::Result r = call_setting_word(settings::Id::MPIX_ST_ALLGATHER_ACROSS, &v)) return r;

@@ -1,8 +1,9 @@
-// Stream collectives on communicators that span nodes (DESIGN.md §5): node-local steps are the
-// one-launch collectives of a node communicator; steps across nodes are stream-triggered
-// active-target epochs (post / start / put / complete / wait on the stream) on an internal window
-// over the communicator, whose scratch receives the data; local steps (kLocalReduce, kLocalCopy)
-// reduce or copy it out. The stream drives every step; nothing waits on the host.
+// Stream collectives on communicators that span nodes (doc/design.md, Collectives): node-local
+// steps are the one-launch collectives of a node communicator; steps across nodes are
+// stream-triggered active-target epochs (post / start / put / complete / wait on the stream) on an
+// internal window over the communicator, whose scratch receives the data; local steps
+// (kLocalReduce, kLocalCopy) reduce or copy it out. The stream drives every step; nothing waits on
+// the host.
 //
 //   allreduce  hierarchical: node-local reduce to the node's leader (its lowest rank), the
 //              leaders combine partials (MPIX_ST_ALLREDUCE_LEADERS: a direct exchange in one epoch
@@ -17,9 +18,9 @@
 //              copy out and bcast within their nodes.
 //   allgather, alltoall  no leader: every rank puts its block(s) into every peer's scratch in one
 //              epoch (node-local peers through IPC, others through the network), then copies out.
-//              Allgather over rails (MPIX_ST_ALLGATHER_ACROSS, seed 004): a block crosses the
-//              network once per node, to the rank with the sender's local index, which forwards it
-//              within its node in a second, node-local epoch.
+//              Allgather over rails (MPIX_ST_ALLGATHER_ACROSS, [Kandadi Suresh 2022]): a block
+//              crosses the network once per node, to the rank with the sender's local index, which
+//              forwards it within its node in a second, node-local epoch.
 // Vectors larger than a scratch slot run in chunks, each chunk a full pass of the steps; with two
 // sets of slots, a target posts its exposure for the next chunk before it uses this one, so the
 // next chunk travels while this one is reduced or copied out (Enqueuer::Chunks, in multinode_steps.cpp).

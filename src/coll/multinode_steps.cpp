@@ -48,13 +48,14 @@ class Enqueuer {
   int node_size() const { return n_.node->size; }
   int local_root(int rank) const { return n_.local_rank_of[rank]; }
 
-  // The chunks of a call (seed 003's pipelining, between nodes). A call larger than one chunk of
-  // `slots` slots takes two sets of them, chunk k in set k % 2, and each target posts its exposure
-  // for chunk k + 1 as soon as it has waited for chunk k, before it reduces or copies chunk k out.
-  // Origins then put chunk k + 1 into the other set while the target still works on chunk k: the
-  // post's round trip leaves the critical path, and where origins and targets do different work
-  // (bcast, reduce) the network runs beside the node-local steps. A call that fits one chunk, or
-  // MPIX_ST_COLL_PIPELINE=0, keeps one set and posts each chunk's exposure at its start.
+  // The chunks of a call (the pipelining of [Chu 2019], between nodes). A call larger than one
+  // chunk of `slots` slots takes two sets of them, chunk k in set k % 2, and each target posts its
+  // exposure for chunk k + 1 as soon as it has waited for chunk k, before it reduces or copies
+  // chunk k out. Origins then put chunk k + 1 into the other set while the target still works on
+  // chunk k: the post's round trip leaves the critical path, and where origins and targets do
+  // different work (bcast, reduce) the network runs beside the node-local steps. A call that fits
+  // one chunk, or MPIX_ST_COLL_PIPELINE=0, keeps one set and posts each chunk's exposure at its
+  // start.
   struct Chunks {
     uint64_t slots = 1, sets = 1, cap = 0, count = 0;  // cap: elements a chunk moves; count: chunks
   };
@@ -174,14 +175,15 @@ class Enqueuer {
   const char *in() const { return static_cast<const char *>(call_.sendbuf); }
   char *out() const { return static_cast<char *>(call_.recvbuf); }
 
-  // Leaders around a ring in node order (seed 001's ring between nodes): a chunk is cut into one
-  // part per node; in N - 1 reduce-scatter steps each leader puts one partial part into its right
-  // neighbour's receive slot and adds what its left neighbour put into its own (the part then
+  // Leaders around a ring in node order (the ring of [Ji 2012], between nodes): a chunk is cut into
+  // one part per node; in N - 1 reduce-scatter steps each leader puts one partial part into its
+  // right neighbour's receive slot and adds what its left neighbour put into its own (the part then
   // holds the sum of the nodes it passed); the part that completes on a leader then travels N - 1
   // allgather steps straight into the other leaders' partial vectors. Each leader sends
   // 2 (N - 1) / N of the chunk instead of the direct exchange's N - 1 chunks; each step is one
-  // epoch between neighbours. Scratch, unpipelined: slot 0 receives, slots 1..N hold the partial vector.
-  // Every element is finished by one leader and copied to the rest, so every rank gets its bits.
+  // epoch between neighbours. Scratch, unpipelined: slot 0 receives, slots 1..N hold the partial
+  // vector. Every element is finished by one leader and copied to the rest, so every rank gets its
+  // bits.
   // Pipelined (MPIX_ST_COLL_PIPELINE, as Chunks): every step exchanges with the same neighbours,
   // so each step's wait posts the next step's exposure at once and the post's round trip leaves
   // the critical path. The reduce-scatter then receives into two slots in turn (slots 0 and 1,
@@ -237,10 +239,10 @@ class Enqueuer {
     return core::ok();
   }
 
-  // A binomial tree over the nodes (seed 000's BTB, between leaders): nodes numbered from the
-  // root's node, node v has parent v - lowbit(v) and a child v + 2^l on each level l with 2^l below
-  // lowbit(v) (every level for the root) and v + 2^l below the node count. Its members are the
-  // nodes' leaders, the root itself on its node.
+  // A binomial tree over the nodes (the BTB of [Faraji 2018], between leaders): nodes numbered from
+  // the root's node, node v has parent v - lowbit(v) and a child v + 2^l on each level l with 2^l
+  // below lowbit(v) (every level for the root) and v + 2^l below the node count. Its members are
+  // the nodes' leaders, the root itself on its node.
   struct Tree {
     int parent = -1;            // communicator rank; -1 on the root
     int level = 0;              // the level this node hangs at below its parent
@@ -458,14 +460,14 @@ class Enqueuer {
     return core::ok();
   }
 
-  // Allgather over rails (seed 004, no leader): a rank's block crosses the network once per node,
-  // to that node's rank with the same local index (its rail peer; the local index modulo the
-  // node's size where nodes differ), which forwards it to the rest of its node in a node-local
-  // epoch together with its own block. Each rank sends nodes - 1 blocks over the network instead
-  // of one per rank on other nodes; the node-local path carries the fan-out. The rail epochs run on
-  // the first window and the node-local ones on the second, each exposing to one group, so with
-  // two sets of slots (Chunks) chunk k + 1 crosses the network while chunk k is forwarded within
-  // the node (seed 004's segment pipelining).
+  // Allgather over rails ([Kandadi Suresh 2022], no leader): a rank's block crosses the network
+  // once per node, to that node's rank with the same local index (its rail peer; the local index
+  // modulo the node's size where nodes differ), which forwards it to the rest of its node in a
+  // node-local epoch together with its own block. Each rank sends nodes - 1 blocks over the network
+  // instead of one per rank on other nodes; the node-local path carries the fan-out. The rail
+  // epochs run on the first window and the node-local ones on the second, each exposing to one
+  // group, so with two sets of slots (Chunks) chunk k + 1 crosses the network while chunk k is
+  // forwarded within the node (the segment pipelining of [Kandadi Suresh 2022]).
   core::Result allgather_rails() {
     const int me = c_.rank, n = c_.size, my_node = n_.node_index;
     const Chunks ch = chunks(n);

@@ -1,7 +1,7 @@
-// The active-target epoch state machine, stream-triggered and host-driven (DESIGN.md §3).
-// Stream mode: each call becomes one work list on the stream; the host only computes, in program
-// order, the flag values that signals will carry and waits expect. Host mode: the same data work
-// runs at MPI_Win_complete, and post/complete notifications are zero-byte messages.
+// The active-target epoch state machine, stream-triggered and host-driven (doc/design.md, The epoch
+// protocol). Stream mode: each call becomes one work list on the stream; the host only computes, in
+// program order, the flag values that signals will carry and waits expect. Host mode: the same data
+// work runs at MPI_Win_complete, and post/complete notifications are zero-byte messages.
 #include "epochs.h"
 
 #include <signal.h>

@@ -531,7 +531,7 @@ Result complete(Window &w, const std::vector<int> &targets, gpu::WorkList &list)
   if (nops) {
     // Origin buffers (and staging) may be reused, and gotten data read, once the stream passes this epoch, so
     // the stream waits for the operations: their completion counter triggers an add into our own
-    // flag slot (the stream cannot read NIC counters, seed 002 §3.2).
+    // flag slot (the stream cannot read NIC counters, [Namashivayam 2023] §3.2).
     const size_t slot = Window::remote_done_slot(w.size);
     const ofi::Trigger done{s.op_done, s.ops_posted, s.signal_done};
     if (f.triggered_atomic_add_u64(1, w.peers[w.rank].world_rank, s.peer_flags[w.rank], slot * sizeof(uint64_t), done))

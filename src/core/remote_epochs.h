@@ -1,5 +1,6 @@
-// The inter-node side of epochs (DESIGN.md §4): peers on other nodes are reached with triggered
-// operations posted at enqueue time and fired when the stream rings a doorbell.
+// The inter-node side of epochs (doc/design.md, The inter-node path): peers on other nodes are
+// reached with triggered operations posted at enqueue time and fired when the stream rings a
+// doorbell.
 //   post      a triggered atomic add into each remote origin's post slot, fired by the post doorbell
 //   complete  triggered puts, gets and accumulates fired by the complete doorbell, and per target
 //             an atomic add into its complete slot chained to the operations' completion counter

@@ -1,6 +1,6 @@
-// The budget of triggered-operation slots (seed 002 §5.2). A triggered operation holds a slot from
-// the moment it is posted until its completion counter passes its threshold; NICs have few
-// (Slingshot: about 504 per NIC service). Epochs reserve their operations as one batch.
+// The budget of triggered-operation slots ([Namashivayam 2023] §5.2). A triggered operation holds a
+// slot from the moment it is posted until its completion counter passes its threshold; NICs have
+// few (Slingshot: about 504 per NIC service). Epochs reserve their operations as one batch.
 //   app       never waits: a batch that does not fit after reclaiming finished ones is an error,
 //             and the application synchronises its stream every few iterations
 //   static    a batch that does not fit waits for every outstanding batch to finish

@@ -1,5 +1,5 @@
 // Which network interface (libfabric domain) this rank uses when the provider offers several:
-// seed 004's rails, each rank on its nearest NIC. Chosen once, at MPI_Init, by
+// the rails of [Kandadi Suresh 2022], each rank on its nearest NIC. Chosen once, at MPI_Init, by
 // MPIX_ST_OFI_NIC (see nic_choice.cpp); the transport then opens only that domain.
 #pragma once
 #include <string>

@@ -1,10 +1,10 @@
-// Two ranks, the inter-node epoch path of seed 002 §5.1 without the stream: rank 0 posts every
-// epoch's triggered puts up front (one trigger counter, thresholds 1..kEpochs), each epoch's puts
-// chained to a triggered atomic add on rank 1's flag (trigger: the puts' completion counter) and,
-// where the provider has it, an atomic write of the epoch number. Then, epoch by epoch, rank 0
-// writes the epoch's data and rings a doorbell word that a DoorbellAgent watches, as a stream would;
-// the last two epochs are rung by one store. Rank 1 waits for its flag (bounded) and checks every
-// byte. Plain MPI only for the exchange of addresses and keys.
+// Two ranks, the inter-node epoch path of [Namashivayam 2023] §5.1 without the stream: rank 0 posts
+// every epoch's triggered puts up front (one trigger counter, thresholds 1..kEpochs), each epoch's
+// puts chained to a triggered atomic add on rank 1's flag (trigger: the puts' completion counter)
+// and, where the provider has it, an atomic write of the epoch number. Then, epoch by epoch, rank 0
+// writes the epoch's data and rings a doorbell word that a DoorbellAgent watches, as a stream
+// would; the last two epochs are rung by one store. Rank 1 waits for its flag (bounded) and checks
+// every byte. Plain MPI only for the exchange of addresses and keys.
 //
 //   --expect-no-provider  MPIX_ST_OFI_PROVIDER names no usable provider: passes when the error
 //                         names each provider tried.

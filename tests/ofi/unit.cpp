@@ -167,8 +167,9 @@ TEST_CASE("argument errors are reported, not posted") {
   CHECK_FALSE(f->insert_peers({f->local_address()}));
 }
 
-// The epoch chain of seed 002 §5.1 to our own address: puts fire when the trigger counter reaches
-// their threshold, and the signal fires when the puts' completion counter reaches theirs.
+// The epoch chain of [Namashivayam 2023] §5.1 to our own address: puts fire when the trigger
+// counter reaches their threshold, and the signal fires when the puts' completion counter reaches
+// theirs.
 static void run_chain(TriggerStyle style) {
   auto f = open_self(env_options(style));
   REQUIRE(f->trigger_style() == style);

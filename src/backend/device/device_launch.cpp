@@ -1,6 +1,6 @@
-// Launches of the GPU backend: a work list as merged epoch-kernel launches (large copies on the copy
-// engine, waits outside the kernel where the device time-slices), a collective call as one launch,
-// and the stream operations that run or wait for them.
+// Launches of the GPU backend: a work list as merged epoch-kernel launches (large copies on the
+// copy engine, waits outside the kernel where processes time-slice the device), a collective call
+// as one launch, and the stream operations that run or wait for them.
 #include <algorithm>
 #include <cstring>
 #include <string>

@@ -1,8 +1,8 @@
-// The doorbell agent (DESIGN.md §4). On Slingshot a GPU rings a triggered operation by storing to
-// the trigger counter's MMIO address; elsewhere a stream writes a doorbell word in host memory and
-// this thread adds each increase of that word to the trigger counter. It moves no data and decides
-// nothing: it stands in for the MMIO store. It also drives provider progress where the provider
-// needs it (Fabric::needs_progress()).
+// The doorbell agent (doc/design.md, The inter-node path). On Slingshot a GPU rings a triggered
+// operation by storing to the trigger counter's MMIO address; elsewhere a stream writes a doorbell
+// word in host memory and this thread adds each increase of that word to the trigger counter. It
+// moves no data and decides nothing: it stands in for the MMIO store. It also drives provider
+// progress where the provider needs it (Fabric::needs_progress()).
 //
 // Polling costs a core's time, and several ranks may share two cores: the agent polls closely
 // (pauses from 1 to 64 us) only while a doorbell is armed, i.e. below the value the host expects

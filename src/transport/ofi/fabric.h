@@ -1,7 +1,8 @@
-// The inter-node transport (DESIGN.md §4): one libfabric endpoint per process, registered memory,
-// counters and triggered operations, chained as in seed 002 §5.1 (a put's completion counter is the
-// trigger counter of the signal atomic that announces it). The only code that names libfabric
-// (DESIGN.md §2): this header shows no fi_* type, so the core can include it.
+// The inter-node transport (doc/design.md, The inter-node path): one libfabric endpoint per
+// process, registered memory, counters and triggered operations, chained as in
+// [Namashivayam 2023] §5.1 (a put's completion counter is the trigger counter of the signal atomic
+// that announces it). The only code that names libfabric (doc/design.md, Layers): this header
+// shows no fi_* type, so the core can include it.
 //
 // Two styles of triggered operation exist and both are supported, picked by probing at start-up
 // (a triggered put chained to a triggered atomic, run on a loopback address):

@@ -1,6 +1,6 @@
-// Start-up probe of a trigger style: the chain the epochs use (seed 002 §5.1), run on our own
-// address: a put triggered by a counter, and an atomic add triggered by the put's completion.
-// Also what the provider can tell about its triggered-operation capacity.
+// Start-up probe of a trigger style: the chain the epochs use ([Namashivayam 2023] §5.1), run on
+// our own address: a put triggered by a counter, and an atomic add triggered by the put's
+// completion. Also what the provider can tell about its triggered-operation capacity.
 #include <atomic>
 #include <thread>
 
