@@ -3,10 +3,14 @@
 # processes, as a matrix of legs, each in a build directory of its own:
 #   mpich    MPICH, everything built (host, plus the CUDA and HIP plugins where their compilers
 #            exist), the full CPU suite: ctest -LE gpu                               (build-test)
-#   openmpi  Open MPI (installed here by setup.sh), the mpi-labelled suite: ctest -L mpi
+#   openmpi  Open MPI (installed here by setup.sh), the mpi-labelled suite without the inter-node
+#            tests, which the mpich leg runs: ctest -L mpi -LE internode
 #                                                                             (build-test-openmpi)
 #   noofi    MPICH without libfabric (-DMPIX_ST_OFI=OFF), the single-node suite: ctest -LE gpu
 #                                                                               (build-test-noofi)
+#   rma_suite  on demand (not in `all`): MPICH's test/mpi/rma, from the installed MPICH's source
+#            package, with libmpixst linked before the MPI: a test that passes plain must pass
+#            interposed                         (scripts/mpich-rma-suite.sh, build-test-rma-suite)
 #   hip      the HIP plugin compiles wherever hipcc exists (in build-test)
 #   sanitize scripts/sanitize.sh all: ASan+UBSan build of the core and host backend running the
 #            mpi-labelled suite, TSan build running the host-stream, doorbell-agent and
@@ -25,6 +29,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all_legs=(mpich openmpi noofi hip sanitize)
+extra_legs=(rma_suite)  # on demand only: MPIX_ST_CI_LEGS=rma_suite
 build_root=${BUILD_DIR:-build-test}
 ctest_j=${MPIX_ST_CTEST_J:-1}
 
@@ -87,6 +92,16 @@ leg_hip() {
   fi
 }
 
+# MPICH's own RMA tests with libmpixst linked before the MPI, on the host backend: every test that
+# passes plain must pass interposed (scripts/mpich-rma-suite.sh; the library of the mpich leg's build).
+leg_rma_suite() {
+  if [ ! -f "$build_root/libmpixst.so" ]; then
+    [ -f "$build_root/build.ninja" ] || configure_and_build "$build_root" mpich
+    cmake --build "$build_root" -j "$(nproc)" --target mpixst
+  fi
+  scripts/mpich-rma-suite.sh --lib "$build_root" --work "$build_root-rma-suite" --jobs "$(nproc)"
+}
+
 # Sanitizer builds (MPICH, no GPU plugins): scripts/sanitize.sh prints each part's build and test time.
 leg_sanitize() {
   local mpi_flags=""
@@ -111,7 +126,7 @@ else
 fi
 for leg in "${legs[@]}"; do
   if ! declare -F "leg_$leg" >/dev/null; then
-    echo "test.sh: unknown leg '$leg' (known: ${all_legs[*]})" >&2
+    echo "test.sh: unknown leg '$leg' (known: ${all_legs[*]} ${extra_legs[*]})" >&2
     exit 2
   fi
 done
