@@ -12,6 +12,7 @@
 #include "core/window_setup.h"
 #include "kernels/coll/geometry.h"
 #include "multicast_choice.h"
+#include "multinode.h"
 #include "settings/settings.h"
 #include "topo/device_sharing.h"
 #include "topo/locality.h"

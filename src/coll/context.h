@@ -11,7 +11,7 @@
 
 #include "backend/backend.h"
 #include "core/result.h"
-#include "multinode.h"
+#include "net.h"
 
 namespace mpix::coll {
 

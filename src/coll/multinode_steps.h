@@ -9,7 +9,7 @@
 #include "context.h"
 #include "core/result.h"
 #include "kernels/coll/geometry.h"
-#include "multinode.h"
+#include "net.h"
 
 namespace mpix::coll {
 
