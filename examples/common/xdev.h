@@ -18,11 +18,12 @@ namespace xdev {
 const char *kind();  // "host" or "cuda"
 // Whether the MPI under the library reads this layer's device memory: always on the host backend
 // (its "device" memory is host memory); elsewhere the library's own switch says so
-// (MPIX_ST_MPI_GPU_AWARE: 1, true or yes, as the library reads it).
+// (MPIX_ST_MPI_GPU_AWARE: 1, true, yes or on, as the library's settings table reads it).
 inline bool mpi_reads_device_memory() {
   if (std::strcmp(kind(), "host") == 0) return true;
   const char *v = std::getenv("MPIX_ST_MPI_GPU_AWARE");
-  return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0 || std::strcmp(v, "yes") == 0);
+  return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0 || std::strcmp(v, "yes") == 0 ||
+               std::strcmp(v, "on") == 0);
 }
 // Selects the device for this rank (CUDA: local rank modulo device count). Call after MPI_Init.
 void init(int local_rank);
