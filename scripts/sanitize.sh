@@ -41,10 +41,6 @@ if [ "$what" = asan ] || [ "$what" = all ]; then
   # Left out of the ASan run (SANITIZE_ASAN_EXCLUDE replaces this ctest -E regex; empty: none):
   #  - mpi.watchdog.vnode2.np4: its 300 ms watchdog is a timing limit; 4 instrumented ranks on 2
   #    cores missed it once in two runs here (a legitimate epoch after the watchdog cases).
-  # (Until 2026-11-27 the leaders' ring across two virtual nodes and the long repeat runs over
-  # sockets were left out too: the ring met the inter-node stall of README's Known problems, and
-  # the repeat runs took 32-142 s each. Both went with the sockets provider's own progress thread
-  # (now replaced by manual progress): they run in 2-9 s each under ASan here.)
   exclude=${SANITIZE_ASAN_EXCLUDE-'^mpi\.watchdog\.vnode2\.np4$'}
   [ -n "$exclude" ] && args+=(-E "$exclude")
   HWLOC_COMPONENTS=-pci ctest --test-dir build-asan "${args[@]}" || status=1
