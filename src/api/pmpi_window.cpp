@@ -75,19 +75,19 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   return MPI_SUCCESS;
 }
 
-// A window whose memory the library allocated for MPI_Win_allocate is created in the underlying
-// MPI with MPI_Win_create; the program still sees the flavour it asked for.
+// The underlying MPI's window of a library window may be of another flavour than the program's
+// call (library memory for MPI_Win_allocate under MPI_Win_create; a stand-in from
+// MPI_Win_allocate_shared where Open MPI cannot create one): the program sees the flavour of its call.
 int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag) {
   const int rc = PMPI_Win_get_attr(win, keyval, attribute_val, flag);
   if (rc != MPI_SUCCESS || keyval != MPI_WIN_CREATE_FLAVOR || !*flag) return rc;
-  const mpix::core::Window *w = mpix::core::find_window(win);
-  bool allocated = w && w->memory_owned;
-  if (!w) {
-    std::lock_guard<std::mutex> lock(g_mu);
-    allocated = g_unmanaged_memory.count(win) != 0;
+  static int allocate_flavor = MPI_WIN_FLAVOR_ALLOCATE, create_flavor = MPI_WIN_FLAVOR_CREATE;
+  if (const mpix::core::Window *w = mpix::core::find_window(win)) {
+    *static_cast<int **>(attribute_val) = w->memory_owned ? &allocate_flavor : &create_flavor;
+    return rc;
   }
-  static int allocate_flavor = MPI_WIN_FLAVOR_ALLOCATE;
-  if (allocated) *static_cast<int **>(attribute_val) = &allocate_flavor;
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_unmanaged_memory.count(win)) *static_cast<int **>(attribute_val) = &allocate_flavor;
   return rc;
 }
 
