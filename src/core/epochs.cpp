@@ -130,6 +130,25 @@ Result await(const Window &w, const std::vector<int> &peers, int tag, const char
   return wait_requests(reqs, what);
 }
 
+// Host mode: the receives of the origins' completion notifications, posted once per epoch (by the
+// first MPI_Win_test or by MPI_Win_wait).
+void expect_completions(Window &w) {
+  ExposureEpoch &e = w.exposure;
+  if (e.completes_posted) return;
+  receive_notifications(w, e.origins, kTagComplete, &e.complete_recvs);
+  e.completes_posted = true;
+}
+
+// Once every origin's completion notification arrived: staged data into the window, the post
+// notifications' sends completed, and the epoch closed.
+Result finish_host_exposure(Window &w) {
+  ExposureEpoch &e = w.exposure;
+  if (Result r = remote::wait_now(w, e.origins)) return r;
+  if (Result r = wait_requests(e.post_sends, "post notifications to the origins")) return r;
+  e = ExposureEpoch{};
+  return ok();
+}
+
 // Names the window in watchdog reports and gives the list the watchdog's limit.
 void stamp(gpu::WorkList &list, const Window &w) {
   list.window_id = w.id;
@@ -378,20 +397,6 @@ Result complete(Window &w, void *stream, bool stream_mode) {
   return ok();
 }
 
-namespace {
-
-// Once every origin's completion notification arrived: staged data into the window, the post
-// notifications' sends completed, and the epoch closed.
-Result finish_host_exposure(Window &w) {
-  ExposureEpoch &e = w.exposure;
-  if (Result r = remote::wait_now(w, e.origins)) return r;
-  if (Result r = wait_requests(e.post_sends, "post notifications to the origins")) return r;
-  e = ExposureEpoch{};
-  return ok();
-}
-
-}  // namespace
-
 Result wait(Window &w, void *stream, bool stream_mode) {
   ExposureEpoch &e = w.exposure;
   if (Result r = check_closing(e.mode, stream_mode, kExposureNames)) return r;
@@ -417,8 +422,7 @@ Result wait(Window &w, void *stream, bool stream_mode) {
     remote::wait(w, e.origins, list);
     if (Result r = enqueue(w, stream, list, captured)) return r;
   } else {
-    if (!e.completes_posted) receive_notifications(w, e.origins, kTagComplete, &e.complete_recvs);
-    e.completes_posted = true;
+    expect_completions(w);
     if (Result r = wait_requests(e.complete_recvs, "the origins' MPI_Win_complete")) {
       e.completes_posted = false;  // the watchdog cancelled them: a later call posts them again
       return r;
@@ -435,10 +439,7 @@ Result test(Window &w, int *flag) {
   EpochNames names = kExposureNames;
   names.host_close = "MPI_Win_test";
   if (Result r = check_closing(e.mode, false, names)) return r;
-  if (!e.completes_posted) {
-    receive_notifications(w, e.origins, kTagComplete, &e.complete_recvs);
-    e.completes_posted = true;
-  }
+  expect_completions(w);
   int done = 1;
   if (!e.complete_recvs.empty())
     PMPI_Testall(static_cast<int>(e.complete_recvs.size()), e.complete_recvs.data(), &done, MPI_STATUSES_IGNORE);
