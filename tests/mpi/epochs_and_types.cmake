@@ -1,0 +1,1 @@
+# Tests of this topic (see the list at the end of tests/CMakeLists.txt).
