@@ -2,10 +2,12 @@
 // MPIs whose mpi.h has no MPIX_Stream (see include/mpix/mpix_st.h).
 #include "mpich_streams.h"
 
+#include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
-#include <set>
 #include <string>
+#include <unordered_map>
 
 #include "backend/backend.h"
 #include "errors.h"
@@ -27,18 +29,29 @@ using mpix::core::Result;
 
 namespace {
 
+// Live streams by handle. A handle is a number (odd, from a 64-bit sequence), never the object's
+// address, so no stream ever gets a freed one's handle and a stale handle is refused instead of
+// reaching a newer stream. The communicator attribute holds the object itself, which is not freed
+// while bound.
 std::mutex g_mu;
-std::set<MPIX_Stream> g_streams;  // live, so stale handles are refused
+std::unordered_map<uintptr_t, std::unique_ptr<mpix_st_stream>> g_streams;
+uint64_t g_made = 0;
 int g_keyval = MPI_KEYVAL_INVALID;
+
+// The object behind a live handle, or null. Call with g_mu held.
+mpix_st_stream *live_locked(MPIX_Stream s) {
+  auto it = g_streams.find(reinterpret_cast<uintptr_t>(s));
+  return it == g_streams.end() ? nullptr : it->second.get();
+}
 
 bool live(MPIX_Stream s) {
   std::lock_guard<std::mutex> lock(g_mu);
-  return g_streams.count(s) != 0;
+  return live_locked(s) != nullptr;
 }
 
 int unbind(MPI_Comm, int, void *value, void *) {
   std::lock_guard<std::mutex> lock(g_mu);
-  --static_cast<MPIX_Stream>(value)->bound;
+  --static_cast<mpix_st_stream *>(value)->bound;
   return MPI_SUCCESS;
 }
 
@@ -105,7 +118,7 @@ Result mpix::api::bound_stream(MPI_Comm comm, void **stream) {
   if (g_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_get_attr(comm, g_keyval, &value, &found);
   if (!found)
     return fail(MPI_ERR_COMM, "the communicator has no stream: make it with MPIX_Stream_comm_create");
-  auto *s = static_cast<MPIX_Stream>(value);
+  auto *s = static_cast<mpix_st_stream *>(value);
   if (!s->has_stream)
     return fail(MPI_ERR_COMM, "the communicator's MPIX_Stream was made without a stream (info type and value)");
   *stream = s->gpu_stream;
@@ -137,25 +150,30 @@ int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream) {
     void *gpu = nullptr;
     bool has = false;
     if (Result r = stream_from_info(info, &gpu, &has)) return r;
-    auto *s = new mpix_st_stream;
+    auto s = std::make_unique<mpix_st_stream>();
     s->gpu_stream = gpu;
     s->has_stream = has;
     std::lock_guard<std::mutex> lock(g_mu);
-    g_streams.insert(s);
-    *stream = s;
+    const uintptr_t handle = static_cast<uintptr_t>(++g_made) * 2 + 1;
+    g_streams.emplace(handle, std::move(s));
+    *stream = reinterpret_cast<MPIX_Stream>(handle);
     return ok();
   });
 }
 
 int MPIX_Stream_free(MPIX_Stream *stream) {
   return call("MPIX_Stream_free", [&]() -> Result {
-    if (!stream || !live(*stream)) return fail(MPI_ERR_ARG, "not a stream of MPIX_Stream_create (freed already?)");
+    if (!stream) return fail(MPI_ERR_ARG, "the stream argument (MPIX_Stream *) is NULL");
+    std::unique_ptr<mpix_st_stream> gone;  // deleted once the lock is released
     std::lock_guard<std::mutex> lock(g_mu);
-    if ((*stream)->bound > 0)
-      return fail(MPI_ERR_OTHER, "the stream is still bound to " + std::to_string((*stream)->bound) +
+    mpix_st_stream *s = live_locked(*stream);
+    if (!s) return fail(MPI_ERR_ARG, "not a stream of MPIX_Stream_create (freed already, or never created)");
+    if (s->bound > 0)
+      return fail(MPI_ERR_OTHER, "the stream is still bound to " + std::to_string(s->bound) +
                                      " communicator(s): free them first");
-    g_streams.erase(*stream);
-    delete *stream;
+    auto it = g_streams.find(reinterpret_cast<uintptr_t>(*stream));
+    gone = std::move(it->second);
+    g_streams.erase(it);
     *stream = MPIX_STREAM_NULL;
     return ok();
   });
@@ -166,17 +184,23 @@ int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm
     if (comm == MPI_COMM_NULL) return fail(MPI_ERR_COMM, "the communicator is MPI_COMM_NULL");
     if (!newcomm) return fail(MPI_ERR_ARG, "newcomm is NULL");
     if (stream != MPIX_STREAM_NULL && !live(stream))
-      return fail(MPI_ERR_ARG, "not a stream of MPIX_Stream_create (freed already?)");
+      return fail(MPI_ERR_ARG, "not a stream of MPIX_Stream_create (freed already, or never created)");
     if (g_keyval == MPI_KEYVAL_INVALID &&
         PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, unbind, &g_keyval, nullptr) != MPI_SUCCESS)
       return fail(MPI_ERR_OTHER, "cannot create the attribute key of bound streams");
     if (PMPI_Comm_dup(comm, newcomm) != MPI_SUCCESS) return fail(MPI_ERR_COMM, "MPI_Comm_dup failed");
     if (stream != MPIX_STREAM_NULL) {
+      mpix_st_stream *s = nullptr;
       {
         std::lock_guard<std::mutex> lock(g_mu);
-        ++stream->bound;
+        s = live_locked(stream);
+        if (s) ++s->bound;
       }
-      PMPI_Comm_set_attr(*newcomm, g_keyval, stream);
+      if (!s) {  // freed by another thread meanwhile
+        PMPI_Comm_free(newcomm);
+        return fail(MPI_ERR_ARG, "not a stream of MPIX_Stream_create (freed already, or never created)");
+      }
+      PMPI_Comm_set_attr(*newcomm, g_keyval, s);
     }
     return ok();
   });

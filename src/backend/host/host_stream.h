@@ -30,6 +30,9 @@ class HostStream {
   bool end_capture(std::vector<Task> *graph);
   bool capturing() const { return capturing_; }
   void launch(const std::vector<Task> &graph);
+  // Whether the calling thread is this stream's worker (a task running on it): such a caller must
+  // not wait for the stream (synchronize, or the destructor's drain and join).
+  bool on_worker() const { return std::this_thread::get_id() == worker_.get_id(); }
   // While capturing: which capture (each begin_capture starts a new one), how many tasks it has
   // recorded, and a way to give the last of them new work (list_merge.h).
   uint64_t capture_id() const { return capture_id_; }
@@ -52,12 +55,16 @@ class HostStream {
 
 }  // namespace mpix::gpu
 
-// The public MPIX_Host_stream handle.
+// What an MPIX_Host_stream handle points to: the stream while it lives. The API keeps every handle it
+// handed out (src/api/host_stream_api.cpp), so no later stream gets the address of a destroyed one,
+// and checks a handle against its table of live streams before anything reads `stream`.
 struct mpix_host_stream {
-  mpix::gpu::HostStream stream;
+  explicit mpix_host_stream(mpix::gpu::HostStream &s) : stream(s) {}
+  mpix::gpu::HostStream &stream;
 };
 
-// The public MPIX_Host_graph handle: the tasks one capture recorded.
+// The tasks one capture recorded (an MPIX_Host_graph names one through the API's table of live
+// graphs; the handle is a number, never an address).
 struct mpix_host_graph {
   std::vector<mpix::gpu::HostStream::Task> tasks;
 };
