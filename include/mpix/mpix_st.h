@@ -73,6 +73,29 @@ int MPIX_Allgather_stream(const void *sendbuf, int sendcount, MPI_Datatype sendt
 int MPIX_Alltoall_stream(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                          MPI_Datatype recvtype, MPI_Comm comm, void *stream);
 
+/* ---- Two-sided messages on streams: HPE's MPIX_Queue ------------------------------------------ *
+ * Sends and receives recorded on a queue bound to a stream (HPE Cray MPICH's spelling).
+ * MPIX_Enqueue_send / MPIX_Enqueue_recv record an operation and return a request; MPIX_Enqueue_start
+ * makes the stream start every operation recorded since the last start, MPIX_Enqueue_wait makes it
+ * wait there for every started one. The stream moves the data (node-local peers: through mapped
+ * mailboxes); the host only enqueues. Matching is MPI's order per source and tag, decided when the
+ * calls are made: MPI_ANY_SOURCE and MPI_ANY_TAG are refused. The requests also complete on the
+ * host (MPI_Wait, MPI_Test and the like); MPI_Get_count of their status is the received count.
+ * The first two-sided call on a communicator is collective (it makes the communicator's mailbox
+ * memory). doc/guide/two-sided.md has the limits of this version. */
+#ifndef MPIX_QUEUE_NULL
+typedef struct mpix_st_queue *MPIX_Queue;
+#define MPIX_QUEUE_NULL ((MPIX_Queue)0)
+#endif
+int MPIX_Create_queue(void *stream, MPIX_Queue *queue);
+int MPIX_Free_queue(MPIX_Queue queue);
+int MPIX_Enqueue_send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      MPIX_Queue queue, MPI_Request *request);
+int MPIX_Enqueue_recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                      MPIX_Queue queue, MPI_Request *request);
+int MPIX_Enqueue_start(MPIX_Queue queue);
+int MPIX_Enqueue_wait(MPIX_Queue queue);
+
 /* ---- MPICH's enqueue spelling ----------------------------------------------------------------- *
  * A program written for MPICH's stream API (MPICH 4.1+) runs GPU-driven on mpix-st: a GPU stream
  * wrapped in an MPIX_Stream (info "type" = "cudaStream_t", "hipStream_t" or, on the host backend,
@@ -95,6 +118,18 @@ int MPIX_Allgather_enqueue(const void *sendbuf, int sendcount, MPI_Datatype send
                            MPI_Datatype recvtype, MPI_Comm comm);
 int MPIX_Alltoall_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm);
+/* Two-sided messages on the bound stream (the engine of MPIX_Queue above): sends start at the call;
+ * receives when a wait (MPIX_Recv_enqueue, MPIX_Wait_enqueue, MPIX_Waitall_enqueue, or MPI_Wait on
+ * the host) needs them. The stream waits free the requests. */
+int MPIX_Send_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPIX_Recv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                      MPI_Status *status);
+int MPIX_Isend_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                       MPI_Request *request);
+int MPIX_Irecv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                       MPI_Request *request);
+int MPIX_Wait_enqueue(MPI_Request *request, MPI_Status *status);
+int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]);
 #endif
 
 /* ---- Host backend streams (in-order worker threads) ------------------------------------------ */

@@ -1,0 +1,217 @@
+#include "context.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string>
+
+#include "core/config.h"
+#include "core/window_setup.h"
+#include "engine.h"
+#include "topo/locality.h"
+
+namespace mpix::p2p {
+namespace {
+
+struct Record {
+  gpu::RegionHandle areas, flags;
+  uint64_t slot_bytes;
+  int32_t pid;
+  int32_t ok;  // this rank made and exported its memory
+  topo::Locality where;
+};
+
+int g_keyval = MPI_KEYVAL_INVALID;
+int g_self_keyval = MPI_KEYVAL_INVALID;
+std::set<Context *> g_alive;  // contexts on communicators, released at MPI_Finalize at the latest
+
+// Frees the memory once every list that used it ran (core::stream_work_drained): false means give
+// up and leak rather than free memory a stream may still touch.
+void release(Context *c) {
+  bool drained = true;
+  for (auto &[queue, lists] : c->users)
+    drained = drained && core::stream_work_drained(queue->done, lists);
+  c->users.clear();
+  if (!drained) {
+    std::fprintf(stderr, "mpix-st: two-sided messages on communicator %u had not run when it was freed; its "
+                         "mailbox memory is leaked\n", c->id);
+    return;
+  }
+  gpu::Backend &be = gpu::backend();
+  for (gpu::MappedRegion &m : c->mapped) be.release_region(&m);
+  c->mapped.clear();
+  if (c->areas) be.free_window_memory(c->areas);
+  if (c->flags) be.free_flags(c->flags);
+  c->areas = nullptr;
+  c->flags = nullptr;
+}
+
+// The context outlives its communicator while operations hold it (shared_ptr); the attribute holds
+// one reference. Its memory goes when the communicator does.
+struct Holder {
+  std::shared_ptr<Context> ctx;
+};
+
+int delete_attribute(MPI_Comm, int, void *value, void *) {
+  auto *h = static_cast<Holder *>(value);
+  {
+    std::lock_guard<std::recursive_mutex> guard(lock());
+    g_alive.erase(h->ctx.get());
+    release(h->ctx.get());
+    h->ctx->comm = MPI_COMM_NULL;  // errors of its operations go to MPI_COMM_SELF from now on
+  }
+  delete h;
+  return MPI_SUCCESS;
+}
+
+// MPI_Finalize deletes MPI_COMM_SELF's attributes first: contexts of communicators the program
+// did not free (MPI_COMM_WORLD's) are released then.
+int finalize_attribute(MPI_Comm, int, void *, void *) {
+  std::lock_guard<std::recursive_mutex> guard(lock());
+  for (Context *c : g_alive) release(c);
+  g_alive.clear();
+  return MPI_SUCCESS;
+}
+
+core::Result build(Context &c, MPI_Comm comm) {
+  gpu::Backend &be = gpu::backend();
+  PMPI_Comm_rank(comm, &c.rank);
+  PMPI_Comm_size(comm, &c.size);
+  Record mine{};
+  mine.slot_bytes = std::string(be.name()) == "host" ? kSlotBytesHost : kSlotBytesDevice;
+  mine.pid = static_cast<int32_t>(getpid());
+  mine.where = topo::locate(comm, core::config().vnode_size);
+  // Every rank learns the others' places first: the memory is per node-local sender.
+  std::vector<topo::Locality> where(c.size);
+  PMPI_Allgather(&mine.where, sizeof mine.where, MPI_BYTE, where.data(), sizeof mine.where, MPI_BYTE, comm);
+  c.local.assign(c.size, -1);
+  for (int q = 0; q < c.size; ++q)
+    if (where[q].same_node_as(mine.where)) c.local[q] = c.nlocal++;
+  std::string why;
+  const uint64_t area = area_bytes(mine.slot_bytes);
+  void *areas = nullptr, *flags = nullptr;
+  if (be.allocate_window_memory(area * c.nlocal, &areas)) {
+    why = "mailbox allocation (" + std::to_string(area * c.nlocal) + " bytes): " + be.last_error();
+  } else {
+    c.areas = static_cast<char *>(areas);
+    if (be.allocate_flags(flag_words(c.nlocal) * sizeof(uint64_t), &flags)) {
+      why = "flag allocation: " + be.last_error();
+    } else {
+      c.flags = static_cast<uint64_t *>(flags);
+      if (be.export_region(c.areas, area * c.nlocal, &mine.areas) ||
+          be.export_region(c.flags, flag_words(c.nlocal) * sizeof(uint64_t), &mine.flags))
+        why = "sharing the mailbox memory: " + be.last_error();
+    }
+  }
+  mine.ok = why.empty();
+  std::vector<Record> all(c.size);
+  PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
+  int failed_rank = -1;
+  c.slot_bytes = mine.slot_bytes;
+  for (int q = 0; q < c.size; ++q) {
+    if (!all[q].ok && failed_rank < 0) failed_rank = q;
+    if (c.local[q] >= 0) c.slot_bytes = std::min(c.slot_bytes, all[q].slot_bytes);
+  }
+  if (failed_rank >= 0)
+    return core::fail(core::resource_error_class(),
+                      why.empty() ? "rank " + std::to_string(failed_rank) + " could not make its mailbox memory" : why);
+  c.peer_areas.assign(c.nlocal, nullptr);
+  c.peer_flags.assign(c.nlocal, nullptr);
+  for (int q = 0; q < c.size && why.empty(); ++q) {
+    const int j = c.local[q];
+    if (j < 0) continue;
+    if (q == c.rank) {
+      c.peer_areas[j] = c.areas;
+      c.peer_flags[j] = c.flags;
+      continue;
+    }
+    gpu::MappedRegion a, f;
+    if (be.import_region(all[q].areas, all[q].pid, &a)) {
+      why = "mapping rank " + std::to_string(q) + "'s mailboxes: " + be.last_error();
+      break;
+    }
+    c.mapped.push_back(a);
+    if (be.import_region(all[q].flags, all[q].pid, &f)) {
+      why = "mapping rank " + std::to_string(q) + "'s flags: " + be.last_error();
+      break;
+    }
+    c.mapped.push_back(f);
+    if (a.cma_pid || f.cma_pid) {
+      why = "rank " + std::to_string(q) + "'s mailbox memory cannot be mapped here";
+      break;
+    }
+    c.peer_areas[j] = a.base;
+    c.peer_flags[j] = reinterpret_cast<uint64_t *>(f.base);
+  }
+  int mine_ok = why.empty(), all_ok = 0;
+  PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+  be.exported_region_mapped(c.areas);
+  be.exported_region_mapped(c.flags);
+  if (!why.empty()) return core::fail(core::resource_error_class(), why);
+  if (!all_ok) return core::fail(core::resource_error_class(), "another rank could not map the mailbox memory");
+  c.sent.assign(static_cast<size_t>(c.size) * kChannels, 0);
+  c.received.assign(static_cast<size_t>(c.size) * kChannels, 0);
+  return core::ok();
+}
+
+}  // namespace
+
+char *Context::mailbox_out(int peer, int box) const {
+  return peer_areas[local[peer]] + (static_cast<uint64_t>(local[rank]) * kBoxes + box) * mailbox_stride(slot_bytes);
+}
+char *Context::mailbox_in(int peer, int box) const {
+  return areas + (static_cast<uint64_t>(local[peer]) * kBoxes + box) * mailbox_stride(slot_bytes);
+}
+uint64_t *Context::full_out(int peer, int box) const { return peer_flags[local[peer]] + full_word(local[rank], box); }
+uint64_t *Context::full_in(int peer, int box) const { return flags + full_word(local[peer], box); }
+uint64_t *Context::free_out(int peer, int box) const { return flags + free_word(local[peer], box); }
+uint64_t *Context::free_in(int peer, int box) const { return peer_flags[local[peer]] + free_word(local[rank], box); }
+
+core::Result context_of(MPI_Comm comm, bool capturing, std::shared_ptr<Context> *out) {
+  out->reset();
+  if (g_keyval == MPI_KEYVAL_INVALID &&
+      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_attribute, &g_keyval, nullptr) != MPI_SUCCESS)
+    return core::fail(MPI_ERR_OTHER, "cannot create the attribute key of two-sided state");
+  void *value = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &found) != MPI_SUCCESS)
+    return core::fail(MPI_ERR_COMM, "invalid communicator");
+  if (found) {
+    *out = static_cast<Holder *>(value)->ctx;
+    return core::ok();
+  }
+  if (capturing)
+    return core::fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                      "the first two-sided call on a communicator makes its mailbox memory (allocations a stream "
+                      "capture forbids): make one outside the capture first");
+  if (g_self_keyval == MPI_KEYVAL_INVALID) {
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_attribute, &g_self_keyval, nullptr) != MPI_SUCCESS)
+      return core::fail(MPI_ERR_OTHER, "cannot create the attribute key of two-sided state");
+    PMPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, nullptr);
+  }
+  auto c = std::make_shared<Context>();
+  c->comm = comm;
+  c->id = core::next_object_id();
+  if (core::Result r = build(*c, comm)) {
+    release(c.get());
+    return r;
+  }
+  g_alive.insert(c.get());
+  PMPI_Comm_set_attr(comm, g_keyval, new Holder{c});
+  *out = c;
+  return core::ok();
+}
+
+void note_user(Context &ctx, const std::shared_ptr<Queue> &queue, uint64_t lists) {
+  for (auto &[q, n] : ctx.users)
+    if (q == queue) {
+      n = lists;
+      return;
+    }
+  ctx.users.emplace_back(queue, lists);
+}
+
+}  // namespace mpix::p2p

@@ -1,0 +1,503 @@
+#include "engine.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+#include "core/config.h"
+#include "core/list_items.h"
+
+namespace mpix::p2p {
+
+using core::fail;
+using core::ok;
+using core::Result;
+
+namespace {
+
+constexpr size_t kRecordsPerChunk = 1024;  // 32 KiB of status records at a time
+
+std::set<std::shared_ptr<Queue>> g_busy;                      // queues with lists not known to have run
+std::map<void *, std::shared_ptr<Queue>> g_stream_queues;     // MPICH's spelling: a queue per stream
+std::unordered_map<MPI_Request, std::shared_ptr<Op>> g_requests;
+std::atomic<uint64_t> g_live{0};
+
+bool host_backend() { return std::strcmp(gpu::backend().name(), "host") == 0; }
+
+work::Item store2(const char *at, uint64_t first, uint64_t second) {
+  work::Item it{};
+  it.kind = work::kStore2;
+  it.a = reinterpret_cast<uint64_t>(at);
+  it.b = first;
+  it.bytes = second;
+  return it;
+}
+
+work::Item add_one(uint64_t *word) {
+  work::Item it = core::signal_item(word, 1);
+  it.flags = work::kSignalAdd;
+  return it;
+}
+
+std::string peer_text(const Op &op) {
+  return std::string(op.send ? " to rank " : " from rank ") + std::to_string(op.peer) + " (tag " +
+         std::to_string(op.tag) + ")";
+}
+
+// A send's items: the mailbox's previous round taken, the data and header in, "full" stored.
+void send_items(gpu::WorkList &list, const Op &op) {
+  const Context &c = *op.ctx;
+  const int box = box_index(op.channel, op.use);
+  const uint64_t round = box_round(op.use);
+  if (round > 0) list.waits.push_back(core::wait_item(c.free_out(op.peer, box), round, op.peer, work::kWaitPost));
+  char *mb = c.mailbox_out(op.peer, box);
+  if (op.bytes > 0) list.ops.push_back(core::copy_item(mb + kDataAt, op.buf, op.bytes));
+  list.ops.push_back(store2(mb, 1, op.ident));
+  list.ops.push_back(store2(mb + 16, 0, op.bytes));
+  list.signals.push_back(core::signal_item(c.full_out(op.peer, box), round + 1));
+}
+
+// A receive's items: "full" awaited; the header copied where the kCopyStaged item reads it and
+// into the record; then (trailing) the data, only where the whole message fits; "free" added.
+void receive_items(gpu::WorkList &list, const Op &op) {
+  const Context &c = *op.ctx;
+  const int box = box_index(op.channel, op.use);
+  const uint64_t round = box_round(op.use);
+  list.waits.push_back(core::wait_item(c.full_in(op.peer, box), round + 1, op.peer, work::kWaitComplete));
+  char *mb = c.mailbox_in(op.peer, box);
+  int64_t block = 0;
+  const int32_t origin = relocation_origin(op.bytes, &block);
+  list.ops.push_back(core::copy_item(mb + kDataAt + block, mb, kHeaderBytes));
+  list.ops.push_back(core::copy_item(op.record, mb, kHeaderBytes));
+  if (op.bytes > 0) {
+    work::Item copy{};
+    copy.kind = work::kCopyStaged;
+    copy.a = reinterpret_cast<uint64_t>(op.buf);
+    copy.b = reinterpret_cast<uint64_t>(mb + kDataAt);
+    copy.bytes = op.bytes;
+    copy.peer = origin;
+    list.trailing_ops.push_back(copy);
+  }
+  if (op.user_status && host_backend())
+    list.trailing_ops.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(),
+                                                mb + 24, 4));
+  list.signals.push_back(add_one(c.free_in(op.peer, box)));
+}
+
+Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool sends) {
+  gpu::WorkList list;
+  list.watchdog_ns = core::config().watchdog_ns;
+  list.window_id = ops.front()->ctx->id;
+  for (const auto &op : ops) (sends ? send_items : receive_items)(list, *op);
+  list.signals.push_back(add_one(q.done));
+  gpu::Backend &be = gpu::backend();
+  if (be.enqueue(q.stream, list))
+    return fail(MPI_ERR_OTHER, std::string("enqueuing the ") + (sends ? "send" : "receive") +
+                                   " list on the stream failed: " + be.last_error());
+  ++q.lists;
+  auto self = q.shared_from_this();
+  for (const auto &op : ops) {
+    op->list = q.lists;
+    q.in_lists.push_back(op);
+    note_user(*op->ctx, self, q.lists);
+  }
+  g_busy.insert(self);
+  return ok();
+}
+
+using Key = std::tuple<Context *, int, int>;
+Key key_of(const Op &op) { return {op.ctx.get(), op.peer, op.channel}; }
+
+// Takes from q.waiting the sends (or receives) that may go in one list, in program order: at most
+// kMailboxes per (context, peer, channel) in a list (and, for sends, since the last receive list);
+// an operation held back holds back the later ones of its channel. A receive from this rank itself
+// waits for a list after the one holding its send, unless `force`.
+std::vector<std::shared_ptr<Op>> pick(Queue &q, bool sends, bool force) {
+  std::vector<std::shared_ptr<Op>> out, rest;
+  std::map<Key, int> taken;
+  std::set<Key> held;
+  for (auto &op : q.waiting) {
+    if (op->send != sends) {
+      rest.push_back(op);
+      continue;
+    }
+    const Key k = key_of(*op);
+    int &n = sends ? q.sent_since_receive[k] : taken[k];
+    bool take = !held.count(k) && n < kMailboxes;
+    if (take && !sends && !force && op->peer == op->ctx->rank) {
+      // Its send: the matching one among this rank's sends on the channel, in a list already?
+      const uint64_t listed = op->ctx->listed_self[op->channel];
+      take = op->use < listed;
+    }
+    if (!take) {
+      held.insert(k);
+      rest.push_back(op);
+      continue;
+    }
+    ++n;
+    out.push_back(op);
+  }
+  q.waiting.swap(rest);
+  if (sends)
+    for (const auto &op : out)
+      if (op->peer == op->ctx->rank) ++op->ctx->listed_self[op->channel];
+  return out;
+}
+
+Result capture_check(Queue &q) {
+  bool capturing = false;
+  gpu::backend().capture_status(q.stream, &capturing);
+  if (capturing)
+    return fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                "the stream is being captured: two-sided messages cannot be captured into a graph yet");
+  return ok();
+}
+
+Result emit_sends(Queue &q) {
+  std::vector<std::shared_ptr<Op>> s = pick(q, true, false);
+  if (s.empty()) return ok();
+  return enqueue_list(q, s, true);
+}
+
+void set_error(Op &op, int cls, std::string msg) {
+  op.error_class = cls;
+  op.error = std::string(op.call) + peer_text(op) + ": " + msg;
+}
+
+// The checks of a finished receive: it arrived, it is the message the receive expected, it fit.
+void finish(Op &op) {
+  op.finished = true;
+  if (!op.send && op.ctx) {
+    const volatile uint64_t *rec = op.record_host;
+    if (rec[0] != 1) {
+      set_error(op, MPI_ERR_OTHER, "the message did not arrive: a stream wait of its list ended early (the watchdog, "
+                                   "MPIX_ST_WATCHDOG_MS)");
+    } else if (rec[1] != op.ident) {
+      set_error(op, MPI_ERR_OTHER,
+                "the message in its mailbox is tag " + std::to_string(static_cast<int>(rec[1] >> 32)) +
+                    "'s: messages whose tags are equal modulo " + std::to_string(kChannels) +
+                    " share a channel and must be received in the order they were sent");
+    } else if (rec[3] > op.bytes) {
+      set_error(op, MPI_ERR_TRUNCATE,
+                "message of " + std::to_string(rec[3]) + " bytes is longer than the receive buffer (" +
+                    std::to_string(op.bytes) + " bytes); nothing was written to the buffer");
+    }
+  }
+  if (op.greq != MPI_REQUEST_NULL && !op.greq_completed) {
+    op.greq_completed = true;
+    PMPI_Grequest_complete(op.greq);
+  }
+}
+
+void reap(Queue &q) {
+  const uint64_t ran = gpu::backend().read_flag(q.done);
+  while (!q.in_lists.empty() && q.in_lists.front()->list <= ran) {
+    std::shared_ptr<Op> op = q.in_lists.front();
+    q.in_lists.pop_front();
+    if (!op->finished) finish(*op);
+    if (op->stream_waited && op->error_class != MPI_SUCCESS) q.errors.push_back(fail(op->error_class, op->error));
+  }
+}
+
+void pause(unsigned spin) {
+  if (spin < 64) return;
+  if (spin < 1024) {
+    sched_yield();
+    return;
+  }
+  std::this_thread::sleep_for(std::chrono::microseconds(20));
+}
+
+// MPI_Status's count word for MPI_BYTE: found by setting it.
+int probe_count_offset() {
+  MPI_Status a, b;
+  std::memset(&a, 0, sizeof a);
+  std::memset(&b, 0, sizeof b);
+  const int magic = 0x5a17c3;
+  PMPI_Status_set_elements(&b, MPI_BYTE, magic);
+  for (size_t at = 0; at + sizeof(int) <= sizeof(MPI_Status); at += sizeof(int)) {
+    int v = 0;
+    std::memcpy(&v, reinterpret_cast<const char *>(&b) + at, sizeof v);
+    if (v == magic) return static_cast<int>(at);
+  }
+  return 0;
+}
+
+int query_fn(void *extra, MPI_Status *status) {
+  const Op &op = **static_cast<std::shared_ptr<Op> *>(extra);
+  uint64_t bytes = 0;
+  if (!op.send && op.ctx && op.error_class == MPI_SUCCESS && op.finished) bytes = op.record_host[3];
+  PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(bytes));
+  PMPI_Status_set_cancelled(status, 0);
+  status->MPI_SOURCE = op.send ? MPI_UNDEFINED : op.peer;
+  status->MPI_TAG = op.send ? MPI_UNDEFINED : op.ctx ? op.tag : MPI_ANY_TAG;
+  if (!op.send && !op.ctx) status->MPI_SOURCE = MPI_PROC_NULL;
+  status->MPI_ERROR = op.error_class;
+  return MPI_SUCCESS;
+}
+
+int free_fn(void *extra) {
+  std::lock_guard<std::recursive_mutex> guard(lock());
+  delete static_cast<std::shared_ptr<Op> *>(extra);
+  return MPI_SUCCESS;
+}
+
+int cancel_fn(void *, int) { return MPI_SUCCESS; }  // a stream operation cannot be cancelled
+
+}  // namespace
+
+Op::~Op() {
+  if (!record || !queue) return;
+  std::lock_guard<std::recursive_mutex> guard(lock());
+  queue->free_records.emplace_back(record, record_host);
+}
+
+Queue::~Queue() {
+  gpu::Backend &be = gpu::backend();
+  for (gpu::HostMapped &m : record_chunks) be.free_host_mapped(&m);
+  if (done) be.free_flags(done);
+}
+
+std::recursive_mutex &lock() {
+  static std::recursive_mutex mu;
+  return mu;
+}
+
+Result make_queue(void *stream, bool user_queue, std::shared_ptr<Queue> *out) {
+  auto q = std::make_shared<Queue>();
+  q->stream = stream;
+  q->user_queue = user_queue;
+  void *done = nullptr;
+  gpu::Backend &be = gpu::backend();
+  if (be.allocate_flags(sizeof(uint64_t), &done))
+    return fail(core::resource_error_class(), "the queue's flag word: " + be.last_error());
+  q->done = static_cast<uint64_t *>(done);
+  *out = q;
+  return ok();
+}
+
+Result queue_of_stream(void *stream, std::shared_ptr<Queue> *out) {
+  auto it = g_stream_queues.find(stream);
+  if (it != g_stream_queues.end()) {
+    *out = it->second;
+    return ok();
+  }
+  if (Result r = make_queue(stream, false, out)) return r;
+  g_stream_queues[stream] = *out;
+  return ok();
+}
+
+Result match(Op &op, bool capturing) {
+  if (op.peer == MPI_PROC_NULL) return ok();
+  if (Result r = context_of(op.comm, capturing, &op.ctx)) return r;
+  Context &c = *op.ctx;
+  if (c.local[op.peer] < 0)
+    return fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                "rank " + std::to_string(op.peer) +
+                    " is on another node: two-sided messages between nodes are not supported yet");
+  if (op.send && op.bytes > c.slot_bytes)
+    return fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                "a message of " + std::to_string(op.bytes) + " bytes: messages are limited to " +
+                    std::to_string(c.slot_bytes) + " bytes on the " + gpu::backend().name() +
+                    " backend for now (one mailbox; larger messages are not supported yet)");
+  op.channel = channel_of(op.tag);
+  const size_t at = static_cast<size_t>(op.peer) * kChannels + op.channel;
+  op.use = op.send ? c.sent[at]++ : c.received[at]++;
+  op.ident = identity(op.tag, (op.send ? c.sent_of_tag : c.received_of_tag)[{op.peer, op.tag}]++);
+  return ok();
+}
+
+Result add(Queue &q, const std::shared_ptr<Op> &op, bool started) {
+  op->queue = q.shared_from_this();
+  if (!op->ctx) {  // MPI_PROC_NULL: nothing to move
+    op->started = true;
+    finish(*op);
+    return ok();
+  }
+  if (!op->send) {
+    if (q.free_records.empty()) {
+      gpu::HostMapped m;
+      gpu::Backend &be = gpu::backend();
+      if (be.allocate_host_mapped(kRecordsPerChunk * kHeaderBytes, &m))
+        return fail(core::resource_error_class(), "status records: " + be.last_error());
+      q.record_chunks.push_back(m);
+      for (size_t i = 0; i < kRecordsPerChunk; ++i)
+        q.free_records.emplace_back(reinterpret_cast<uint64_t *>(static_cast<char *>(m.device) + i * kHeaderBytes),
+                                    reinterpret_cast<uint64_t *>(static_cast<char *>(m.host) + i * kHeaderBytes));
+    }
+    std::tie(op->record, op->record_host) = q.free_records.back();
+    q.free_records.pop_back();
+    std::memset(op->record_host, 0, kHeaderBytes);
+  }
+  op->started = started;
+  (started ? q.waiting : q.unstarted).push_back(op);
+  return ok();
+}
+
+Result start(Queue &q) {
+  if (!q.unstarted.empty() || !q.waiting.empty())
+    if (Result r = capture_check(q)) return r;
+  for (auto &op : q.unstarted) {
+    op->started = true;
+    q.waiting.push_back(op);
+  }
+  q.unstarted.clear();
+  return emit_sends(q);
+}
+
+Result send_now(Queue &q) {
+  if (Result r = capture_check(q)) return r;
+  return emit_sends(q);
+}
+
+Result flush(Queue &q) {
+  if (q.waiting.empty()) return ok();
+  if (Result r = capture_check(q)) return r;
+  // Rounds of a receive list, then a send list, while operations wait.
+  while (!q.waiting.empty()) {
+    bool progress = false;
+    std::vector<std::shared_ptr<Op>> r = pick(q, false, false);
+    if (!r.empty()) {
+      if (Result e = enqueue_list(q, r, false)) return e;
+      q.sent_since_receive.clear();
+      progress = true;
+    }
+    std::vector<std::shared_ptr<Op>> s = pick(q, true, false);
+    if (!s.empty()) {
+      if (Result e = enqueue_list(q, s, true)) return e;
+      progress = true;
+    }
+    if (progress) continue;
+    // Nothing fits a round: receives from this rank itself before their sends (the stream waits, as
+    // MPI would), or sends beyond the limit with no receive to come (the stream waits for the peer).
+    r = pick(q, false, true);
+    if (!r.empty()) {
+      if (Result e = enqueue_list(q, r, false)) return e;
+      q.sent_since_receive.clear();
+      continue;
+    }
+    q.sent_since_receive.clear();
+    s = pick(q, true, false);
+    if (s.empty()) break;
+    if (Result e = enqueue_list(q, s, true)) return e;
+  }
+  return ok();
+}
+
+Result status_after(const std::shared_ptr<Op> &held) {
+  Op &op = *held;
+  if (!op.user_status || !host_backend()) return ok();
+  Queue &q = *op.queue;
+  if (Result r = capture_check(q)) return r;
+  gpu::WorkList list;
+  list.window_id = op.ctx->id;
+  list.ops.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(), op.record + 3, 4));
+  list.signals.push_back(add_one(q.done));
+  gpu::Backend &be = gpu::backend();
+  if (be.enqueue(q.stream, list)) return fail(MPI_ERR_OTHER, "enqueuing a status copy failed: " + be.last_error());
+  ++q.lists;
+  op.user_status = nullptr;
+  op.list = q.lists;  // the record is read until this list ran: the operation stays until then
+  q.in_lists.push_back(held);
+  g_busy.insert(q.shared_from_this());
+  return ok();
+}
+
+bool finished(Op &op) {
+  if (op.finished) return true;
+  if (!op.ctx) {
+    finish(op);
+    return true;
+  }
+  if (op.list == 0) return false;
+  if (gpu::backend().read_flag(op.queue->done) < op.list) return false;
+  finish(op);
+  return true;
+}
+
+void reap_all() {
+  for (auto it = g_busy.begin(); it != g_busy.end();) {
+    reap(**it);
+    if ((*it)->in_lists.empty()) it = g_busy.erase(it);
+    else ++it;
+  }
+}
+
+Result wait_host(Op &op, const char *caller) {
+  if (op.finished) return ok();
+  if (op.list == 0 && op.ctx) {
+    if (!op.started)
+      return fail(MPI_ERR_REQUEST, std::string(caller) + ": the request's operation (" + op.call +
+                                       ") was not started: call MPIX_Enqueue_start on its queue first");
+    if (Result r = flush(*op.queue)) return r;
+  }
+  for (unsigned spin = 0; !finished(op); ++spin) pause(spin);
+  return ok();
+}
+
+Result free_queue(const std::shared_ptr<Queue> &q) {
+  size_t receives = 0;
+  for (const auto &op : q->waiting) receives += !op->send;
+  if (!q->unstarted.empty())
+    return fail(MPI_ERR_PENDING, std::to_string(q->unstarted.size()) +
+                                     " operation(s) enqueued on the queue were never started: call "
+                                     "MPIX_Enqueue_start and MPIX_Enqueue_wait before freeing it");
+  if (receives > 0)
+    return fail(MPI_ERR_PENDING, std::to_string(receives) +
+                                     " started receive(s) on the queue were never waited for: call "
+                                     "MPIX_Enqueue_wait (or complete their requests) before freeing it");
+  if (!q->waiting.empty())
+    if (Result r = flush(*q)) return r;  // sends held back: their lists go out now
+  if (Result r = take_queue_error(*q)) return r;
+  q->freed = true;
+  return ok();
+}
+
+Result take_queue_error(Queue &q) {
+  if (q.errors.empty()) return ok();
+  Result r = q.errors.front();
+  if (q.errors.size() > 1) r.message += " (and " + std::to_string(q.errors.size() - 1) + " more)";
+  q.errors.clear();
+  return r;
+}
+
+Result make_request(const std::shared_ptr<Op> &op, MPI_Request *out) {
+  auto *extra = new std::shared_ptr<Op>(op);
+  if (PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra, &op->greq) != MPI_SUCCESS) {
+    delete extra;
+    return fail(MPI_ERR_OTHER, "MPI_Grequest_start failed");
+  }
+  if (op->finished) {  // MPI_PROC_NULL
+    op->greq_completed = true;
+    PMPI_Grequest_complete(op->greq);
+  }
+  g_requests[op->greq] = op;
+  ++g_live;
+  *out = op->greq;
+  return ok();
+}
+
+std::shared_ptr<Op> op_of(MPI_Request r) {
+  if (r == MPI_REQUEST_NULL) return nullptr;
+  auto it = g_requests.find(r);
+  return it == g_requests.end() ? nullptr : it->second;
+}
+
+void forget_request(MPI_Request r) {
+  if (g_requests.erase(r)) --g_live;
+}
+
+uint64_t live_requests() { return g_live.load(std::memory_order_relaxed); }
+
+int status_count_offset() {
+  static const int at = probe_count_offset();
+  return at;
+}
+
+}  // namespace mpix::p2p

@@ -1,0 +1,130 @@
+// Two-sided messages on streams (doc/design.md, Two-sided messages): both spellings (HPE's
+// MPIX_Queue calls, MPICH's *_enqueue calls on a stream communicator) are operations recorded on a
+// Queue (a stream and what it still has to enqueue) and enqueued as work lists:
+//   - a send list: per send, wait until the mailbox is free (its previous round was taken), copy the
+//     data and store the header into it, then store the mailbox's "full" word;
+//   - a receive list: per receive, wait for "full", copy the header to the relocation bytes (and to
+//     the request's record), then (trailing ops) copy exactly the sender's length into the receive
+//     buffer where it fits (a kCopyStaged item), and add 1 to the sender's "free" word;
+// each list ends by adding 1 to the queue's count of lists that ran, which is how the host sees
+// requests complete. Sends are enqueued when they start; receives when something waits for them
+// (MPIX_Enqueue_wait, the *_enqueue waits, a blocking receive, or MPI_Wait / MPI_Test on the host).
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "backend/backend.h"
+#include "context.h"
+#include "core/result.h"
+
+namespace mpix::p2p {
+
+struct Queue;
+
+struct Op {
+  bool send = true;
+  const char *call = "";                 // the call that made it (messages name it)
+  std::shared_ptr<Context> ctx;          // null for MPI_PROC_NULL
+  MPI_Comm comm = MPI_COMM_NULL;
+  int peer = MPI_PROC_NULL;              // rank in comm
+  int tag = 0;
+  void *buf = nullptr;
+  uint64_t bytes = 0;                    // send: the length; receive: the buffer's size
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  int channel = 0;
+  uint64_t use = 0;                      // its number among the messages of its channel
+  uint64_t ident = 0;                    // layout.h, identity
+  uint64_t *record = nullptr;            // receive: the header as delivered (device view)
+  uint64_t *record_host = nullptr;       // the same, for the host
+  MPI_Status *user_status = nullptr;     // MPICH's stream waits: the stream writes its count (host backend)
+  std::shared_ptr<Queue> queue;
+  uint64_t list = 0;                     // which of its queue's lists holds it; 0: none yet
+  bool started = false;                  // HPE: MPIX_Enqueue_start passed it (MPICH ops start at once)
+  bool finished = false;                 // its list ran, and the checks below were made
+  int error_class = MPI_SUCCESS;         // of the finished operation
+  std::string error;
+  MPI_Request greq = MPI_REQUEST_NULL;   // the request the program holds (a generalized request)
+  bool greq_completed = false;
+  bool stream_waited = false;            // a stream wait took it: errors go to the queue
+  ~Op();                                 // gives the record back to its queue
+};
+
+struct Queue : std::enable_shared_from_this<Queue> {
+  void *stream = nullptr;
+  bool user_queue = false;               // made by MPIX_Create_queue (else MPICH's, one per stream)
+  bool freed = false;                    // MPIX_Free_queue passed
+  uint64_t *done = nullptr;              // flag word: lists of this queue that ran
+  uint64_t lists = 0;                    // lists enqueued
+  std::vector<std::shared_ptr<Op>> unstarted;   // HPE: enqueued, not started
+  std::vector<std::shared_ptr<Op>> waiting;     // started, in no list yet
+  std::deque<std::shared_ptr<Op>> in_lists;     // in lists that have not finished, in list order
+  // Sends put in lists since the last receive list, per (context, peer, channel): a send list holds
+  // at most kMailboxes of them, so it never waits for a mailbox its peer frees only in a receive
+  // list that may come after it.
+  std::map<std::tuple<Context *, int, int>, int> sent_since_receive;
+  // Status records (32 bytes each) in memory the stream writes and the host reads.
+  std::vector<gpu::HostMapped> record_chunks;
+  std::vector<std::pair<uint64_t *, uint64_t *>> free_records;  // (device view, host view)
+  std::vector<core::Result> errors;  // of operations a stream wait completed, raised by the next call
+  ~Queue();
+};
+
+// The global lock of the two-sided state: every entry point takes it.
+std::recursive_mutex &lock();
+
+core::Result make_queue(void *stream, bool user_queue, std::shared_ptr<Queue> *out);
+// MPICH's spelling: the queue of a stream (made at its first use).
+core::Result queue_of_stream(void *stream, std::shared_ptr<Queue> *out);
+
+// Fills op's matching fields (context, channel, message numbers) for a message with `peer` on
+// `comm`; checks the peer can be reached. Program order of these calls is the matching order.
+core::Result match(Op &op, bool capturing);
+
+// The queue records `op`, started or not (HPE: not until MPIX_Enqueue_start).
+core::Result add(Queue &q, const std::shared_ptr<Op> &op, bool started);
+// MPIX_Enqueue_start: sends recorded since the last start go in one list (up to the limit above),
+// receives become started.
+core::Result start(Queue &q);
+// Every started operation not in a list yet goes in lists: receive lists, and sends held back by
+// the limit, alternating. One list where the limit is not reached.
+core::Result flush(Queue &q);
+// Sends started on a queue at once (MPICH's spelling): in a list now where the limit allows.
+core::Result send_now(Queue &q);
+
+// A receive already in a list: a list after it writes its count into op.user_status (host backend).
+core::Result status_after(const std::shared_ptr<Op> &op);
+
+// Whether op's list has run (its checks then made); progresses the queue's finished operations.
+bool finished(Op &op);
+// Checks of finished operations of every queue (generalized requests completed, errors of stream
+// waits kept on their queue). Called by every entry point.
+void reap_all();
+// Waits on the host until op's list ran (enqueuing its queue's waiting operations first).
+core::Result wait_host(Op &op, const char *caller);
+// MPIX_Free_queue: refuses queues with operations not started or not waited.
+core::Result free_queue(const std::shared_ptr<Queue> &q);
+// Errors that stream waits left on the queue, raised once.
+core::Result take_queue_error(Queue &q);
+
+// Generalized request for op; the program's handle.
+core::Result make_request(const std::shared_ptr<Op> &op, MPI_Request *out);
+// The op behind a program's request, or null.
+std::shared_ptr<Op> op_of(MPI_Request r);
+// The program no longer holds the request (MPI_Wait / MPI_Request_free / a stream wait took it).
+void forget_request(MPI_Request r);
+// Count of live two-sided requests (the interposed MPI calls pass straight through at 0).
+uint64_t live_requests();
+
+// Where MPI_Status keeps its count (bytes) for MPI_BYTE: the offset of a 4-byte word.
+int status_count_offset();
+
+}  // namespace mpix::p2p

@@ -1,0 +1,79 @@
+// Two-sided messages: where a message travels between two node-local ranks (doc/design.md,
+// Two-sided messages). Each rank owns, for every node-local sender (itself included), an area of
+// mailboxes that the sender writes into and the owner's stream reads; and flag words: "full"
+// counters its senders store (the owner polls them) and "free" counters its receivers add to (the
+// owner polls them before it writes a mailbox again).
+//
+// Messages of one (sender, receiver) pair go through kChannels channels, a channel per tag modulo
+// kChannels; a channel's messages take its kMailboxes mailboxes in turn. Both sides number the
+// messages of a channel in program order (MPI's non-overtaking order per source and tag), so the
+// n-th send of a channel and the n-th receive of it meet in mailbox n % kMailboxes, in the mailbox's
+// round n / kMailboxes: the stream never matches anything.
+#pragma once
+#include <cstdint>
+
+#include "kernels/work_items.h"
+
+namespace mpix::p2p {
+
+constexpr int kChannels = 8;   // per ordered pair: tags t and t + 8k share a channel (and its order)
+constexpr int kMailboxes = 4;  // per channel: messages in flight before a sender waits for its receiver
+constexpr int kBoxes = kChannels * kMailboxes;
+
+// A mailbox, from its start:
+//   header     32 bytes: the message as a staged range block (work::StagedRanges: count 1, the
+//              identity word, offset 0, the length), stored by the sender after its data
+//   relocation 2112 bytes: the receiver's copy of the header, placed where its kCopyStaged item
+//              reads its range block (that place depends on the receiver's buffer size; see
+//              relocation_origin), so the stream copies exactly the sender's length and skips a
+//              message longer than the receive buffer
+//   data       slot_bytes: the message
+constexpr uint64_t kHeaderBytes = 32;
+constexpr uint64_t kRelocationAt = 64;
+constexpr uint64_t kRelocationBytes = 2 * sizeof(work::StagedRanges) + 32;  // 2112: one block fits anywhere
+constexpr uint64_t kDataAt = kRelocationAt + kRelocationBytes;              // 2176, 64-byte aligned
+static_assert(kDataAt % 64 == 0);
+
+// Data bytes of a mailbox, the largest message: the host backend's shared memory (/dev/shm) is
+// often small, device memory is not.
+constexpr uint64_t kSlotBytesHost = 16 * 1024;
+constexpr uint64_t kSlotBytesDevice = 1024 * 1024;
+
+inline uint64_t mailbox_stride(uint64_t slot_bytes) { return kDataAt + slot_bytes; }
+inline uint64_t area_bytes(uint64_t slot_bytes) { return kBoxes * mailbox_stride(slot_bytes); }
+inline int box_index(int channel, uint64_t use) {
+  return channel * kMailboxes + static_cast<int>(use % kMailboxes);
+}
+inline uint64_t box_round(uint64_t use) { return use / kMailboxes; }
+inline int channel_of(int tag) { return tag % kChannels; }
+
+// Flag words of a rank, per node-local peer j (its index among the node-local ranks): kBoxes
+// "full" words (messages from j landed in this rank's area for j, stored by j), then kBoxes "free"
+// words (messages of this rank to j that j has taken, added to by j).
+inline uint64_t full_word(int j, int box) { return static_cast<uint64_t>(j) * 2 * kBoxes + box; }
+inline uint64_t free_word(int j, int box) { return static_cast<uint64_t>(j) * 2 * kBoxes + kBoxes + box; }
+inline uint64_t flag_words(int local_ranks) { return static_cast<uint64_t>(local_ranks) * 2 * kBoxes; }
+
+// The kCopyStaged item's `peer` (origin) that puts its range block inside the mailbox's relocation
+// bytes, for a receive buffer of `bound` bytes: the item reads the block at
+// data + staged_align(bound) + origin * sizeof(StagedRanges) (work::staged_ranges_at), so origin is
+// the (usually negative) count of blocks that steps from there back into the relocation bytes.
+// Returns the block's offset from the data (negative: before it).
+inline int32_t relocation_origin(uint64_t bound, int64_t *block_offset) {
+  const int64_t block = static_cast<int64_t>(sizeof(work::StagedRanges));
+  const int64_t want = static_cast<int64_t>(kRelocationAt) - static_cast<int64_t>(kDataAt);  // -2112
+  const int64_t from = static_cast<int64_t>(work::staged_align(bound));
+  // The smallest origin with from + origin * block >= want.
+  const int64_t diff = want - from;  // <= -2112
+  int64_t origin = diff >= 0 ? (diff + block - 1) / block : -((-diff) / block);
+  *block_offset = from + origin * block;
+  return static_cast<int32_t>(origin);
+}
+
+// The identity a header carries: the tag and the number of the message among those of its source
+// and tag, which the receiver checks when the message completes on the host.
+inline uint64_t identity(int tag, uint64_t tag_seq) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(tag)) << 32) | (tag_seq & 0xFFFFFFFFull);
+}
+
+}  // namespace mpix::p2p
