@@ -11,6 +11,7 @@
 #   rma_suite  on demand (not in `all`): MPICH's test/mpi/rma, from the installed MPICH's source
 #            package, with libmpixst linked before the MPI: a test that passes plain must pass
 #            interposed                         (scripts/mpich-rma-suite.sh, build-test-rma-suite)
+#   rma_suite_openmpi  the same tests with Open MPI        (build-test-rma-suite-openmpi)
 #   hip      the HIP plugin compiles wherever hipcc exists (in build-test)
 #   sanitize scripts/sanitize.sh all: ASan+UBSan build of the core and host backend running the
 #            mpi-labelled suite, TSan build running the host-stream, doorbell-agent and
@@ -29,7 +30,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all_legs=(mpich openmpi noofi hip sanitize)
-extra_legs=(rma_suite)  # on demand only: MPIX_ST_CI_LEGS=rma_suite
+extra_legs=(rma_suite rma_suite_openmpi)  # on demand only: MPIX_ST_CI_LEGS=rma_suite,rma_suite_openmpi
 build_root=${BUILD_DIR:-build-test}
 ctest_j=${MPIX_ST_CTEST_J:-1}
 
@@ -100,6 +101,17 @@ leg_rma_suite() {
     cmake --build "$build_root" -j "$(nproc)" --target mpixst
   fi
   scripts/mpich-rma-suite.sh --lib "$build_root" --work "$build_root-rma-suite" --jobs "$(nproc)"
+}
+
+# The same tests built and run with Open MPI (the library of the openmpi leg's build).
+leg_rma_suite_openmpi() {
+  scripts/setup.sh openmpi
+  if [ ! -f "$build_root-openmpi/libmpixst.so" ]; then
+    [ -f "$build_root-openmpi/build.ninja" ] || configure_and_build "$build_root-openmpi" openmpi "${no_plugins[@]}"
+    cmake --build "$build_root-openmpi" -j "$(nproc)" --target mpixst
+  fi
+  scripts/mpich-rma-suite.sh --mpi openmpi --lib "$build_root-openmpi" --work "$build_root-rma-suite-openmpi" \
+    --jobs "$(nproc)"
 }
 
 # Sanitizer builds (MPICH, no GPU plugins): scripts/sanitize.sh prints each part's build and test time.
