@@ -23,9 +23,10 @@ namespace {
 
 constexpr size_t kRecordsPerChunk = 1024;  // 32 KiB of status records at a time
 
-std::set<std::shared_ptr<Queue>> g_busy;                      // queues with lists not known to have run
-std::map<void *, std::shared_ptr<Queue>> g_stream_queues;     // MPICH's spelling: a queue per stream
-std::unordered_map<MPI_Request, std::shared_ptr<Op>> g_requests;
+// Kept for the process's life (never destroyed at exit, when the backend may be gone already).
+std::set<std::shared_ptr<Queue>> &g_busy = *new std::set<std::shared_ptr<Queue>>;  // lists not known to have run
+std::map<void *, std::shared_ptr<Queue>> &g_stream_queues = *new std::map<void *, std::shared_ptr<Queue>>;  // MPICH's
+std::unordered_map<MPI_Request, std::shared_ptr<Op>> &g_requests = *new std::unordered_map<MPI_Request, std::shared_ptr<Op>>;
 std::atomic<uint64_t> g_live{0};
 
 bool host_backend() { return std::strcmp(gpu::backend().name(), "host") == 0; }
