@@ -93,9 +93,60 @@ std::string type_name(MPI_Datatype t) {
   return len ? name : "(unnamed)";
 }
 
+std::string to_string(__int128 v) {
+  if (v >= INT64_MIN && v <= INT64_MAX) return std::to_string(static_cast<long long>(v));
+  std::string s;
+  const bool negative = v < 0;
+  unsigned __int128 u = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  for (; u; u /= 10) s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+  return negative ? "-" + s : s;
+}
+
+Result range_error(const std::string &who, const RmaRequest &q, const Peer &peer, __int128 lo, __int128 hi) {
+  return fail(MPI_ERR_RMA_RANGE, who + ": displacement " + std::to_string(q.target_disp) + " x unit " +
+                                     std::to_string(peer.disp_unit) + " with the target datatype touches bytes [" +
+                                     to_string(lo) + ", " + to_string(hi) + "), outside rank " +
+                                     std::to_string(q.target_rank) + "'s window of " + std::to_string(peer.bytes) +
+                                     " bytes");
+}
+
+// Checks of a derived-datatype operation that read only what the MPI says of its types (no
+// flattening): both types valid and committed, as many bytes on both sides, and the target
+// datatype's true extent, `count` times, inside the window. So an operation refused on these
+// costs microseconds however many blocks its types have.
+Result check_before_flattening(const Window &w, const RmaRequest &q, const std::string &who) {
+  TypeFacts fo, ft;
+  if (Result r = type_facts(q.origin_type, &fo)) return fail(r.mpi_class, who + ": origin datatype: " + r.message);
+  if (Result r = type_facts(q.target_type, &ft)) return fail(r.mpi_class, who + ": target datatype: " + r.message);
+  const unsigned __int128 obytes = (unsigned __int128)fo.size * static_cast<uint64_t>(q.origin_count);
+  const unsigned __int128 tbytes = (unsigned __int128)ft.size * static_cast<uint64_t>(q.target_count);
+  if (obytes != tbytes)
+    return fail(MPI_ERR_TYPE, who + ": origin and target type signatures differ (origin: " +
+                                  describe_type(q.origin_type, static_cast<uint64_t>(q.origin_count)) + ", " +
+                                  to_string(static_cast<__int128>(obytes)) + " bytes; target: " +
+                                  describe_type(q.target_type, static_cast<uint64_t>(q.target_count)) + ", " +
+                                  to_string(static_cast<__int128>(tbytes)) + " bytes)");
+  if (tbytes == 0) return ok();
+  if (!q.origin)
+    return fail(MPI_ERR_BUFFER, who + ": the origin buffer is NULL (" + to_string(static_cast<__int128>(tbytes)) +
+                                    " bytes to " + (q.kind == RmaKind::get ? "receive)" : "send)"));
+  if (q.target_disp < 0) return fail(MPI_ERR_DISP, who + ": negative target displacement");
+  // count instances, `extent` apart, each spanning [true_lb, true_lb + true_extent).
+  const Peer &peer = w.peers[q.target_rank];
+  const __int128 offset = (__int128)q.target_disp * peer.disp_unit;
+  const __int128 spread = (__int128)(q.target_count - 1) * ft.extent;
+  const __int128 lo = offset + ft.true_lb + (spread < 0 ? spread : 0);
+  const __int128 hi = offset + ft.true_lb + ft.true_extent + (spread > 0 ? spread : 0);
+  if (lo < 0 || hi > (__int128)peer.bytes) return range_error(who, q, peer, lo, hi);
+  return ok();
+}
+
 // An operation with a derived origin or target datatype: one item walking a cached pair list.
 Result record_derived(Window &w, const RmaRequest &q, const std::string &who) {
   const bool reads_target = q.kind == RmaKind::get;
+  if (q.kind == RmaKind::accumulate && accumulate_op(q.op) < 0)
+    return fail(MPI_ERR_OP, who + ": only MPI_SUM, MPI_MAX, MPI_MIN and MPI_REPLACE are supported");
+  if (Result r = check_before_flattening(w, q, who)) return r;
   PairList l;
   if (Result r = pair_list({q.origin_type, q.origin_count, q.target_type, q.target_count, reads_target}, &l))
     return fail(r.mpi_class, who + ": " + r.message);
@@ -103,7 +154,6 @@ Result record_derived(Window &w, const RmaRequest &q, const std::string &who) {
   it.kind = work::kCopy;
   if (q.kind == RmaKind::accumulate) {
     const int op = accumulate_op(q.op);
-    if (op < 0) return fail(MPI_ERR_OP, who + ": only MPI_SUM, MPI_MAX, MPI_MIN and MPI_REPLACE are supported");
     const int dtype = l.origin_element == l.target_element ? accumulate_dtype(l.origin_element) : -1;
     if (l.bytes && dtype < 0)
       return fail(MPI_ERR_TYPE, who + ": derived datatypes must be built from one basic type, the same on origin and "
@@ -114,20 +164,12 @@ Result record_derived(Window &w, const RmaRequest &q, const std::string &who) {
     it.op = static_cast<uint8_t>(op);
   }
   if (l.bytes == 0) return ok();
-  if (!q.origin)
-    return fail(MPI_ERR_BUFFER, who + ": the origin buffer is NULL (" + std::to_string(l.bytes) + " bytes to " +
-                                    (reads_target ? "receive)" : "send)"));
   const Peer &peer = w.peers[q.target_rank];
-  if (q.target_disp < 0) return fail(MPI_ERR_DISP, who + ": negative target displacement");
-  // Every byte touched lies in the window: disp * unit + [lo, hi) within [0, window bytes).
+  // Every byte touched lies in the window: disp * unit + [lo, hi) within [0, window bytes) (checked
+  // before from the true extent; the pieces say it exactly).
   const __int128 offset = (__int128)q.target_disp * peer.disp_unit;
   const __int128 lo = offset + l.target_lo, hi = offset + l.target_hi;
-  if (lo < 0 || hi > (__int128)peer.bytes)
-    return fail(MPI_ERR_RMA_RANGE, who + ": displacement " + std::to_string(q.target_disp) + " x unit " +
-                                       std::to_string(peer.disp_unit) + " with the target datatype touches bytes [" +
-                                       std::to_string((long long)lo) + ", " + std::to_string((long long)hi) +
-                                       "), outside rank " + std::to_string(q.target_rank) + "'s window of " +
-                                       std::to_string(peer.bytes) + " bytes");
+  if (lo < 0 || hi > (__int128)peer.bytes) return range_error(who, q, peer, lo, hi);
   // Remote peers: the target side is an offset into the window (the network's atomics align to it).
   const bool fabric = via_fabric(w, q.target_rank, it.kind);
   const uint64_t target = (fabric ? 0 : reinterpret_cast<uint64_t>(peer.data.base)) + static_cast<uint64_t>(offset);
