@@ -1,5 +1,7 @@
 // Active-target synchronisation: the stream-triggered MPIX_Win_*_stream calls and the interposed
-// MPI_Win_{post,start,complete,wait,test}, which run host-driven on managed windows.
+// MPI_Win_{post,start,complete,wait,test}, which run host-driven on managed windows; and the lock
+// epochs' MPI_Win_flush* and MPI_Win_sync, which the MPI runs but which are refused, saying why,
+// inside the library's active-target epochs.
 #include <mpi.h>
 
 #include <cstdio>
@@ -61,6 +63,17 @@ bool refused_handle(MPI_Win win, int *rc) {
   if (!r) return false;
   *rc = mpix::api::raise_no_object(r);
   return true;
+}
+
+// Calls of lock epochs (the MPI's): refused with MPI_ERR_RMA_SYNC on a managed window with an
+// active-target epoch open and no lock epoch (the MPI would say only "wrong synchronization").
+template <typename Fn>
+int lock_call(MPI_Win win, const char *call, Fn &&pmpi) {
+  if (Result r = mpix::api::mpi_state(call)) return mpix::api::raise_no_object(r);
+  if (int rc; refused_handle(win, &rc)) return rc;
+  if (const Window *w = mpix::core::find_window(win))
+    if (Result r = mpix::core::check_lock_call(*w, call)) return mpix::api::raise_win(win, r);
+  return pmpi();
 }
 
 }  // namespace
@@ -145,6 +158,26 @@ int MPI_Win_wait(MPI_Win win) {
     return PMPI_Win_wait(win);
   }
   return on_managed(win, "MPI_Win_wait", [&](Window &w) { return mpix::core::wait(w, nullptr, false); });
+}
+
+int MPI_Win_flush(int rank, MPI_Win win) {
+  return lock_call(win, "MPI_Win_flush", [&] { return PMPI_Win_flush(rank, win); });
+}
+
+int MPI_Win_flush_local(int rank, MPI_Win win) {
+  return lock_call(win, "MPI_Win_flush_local", [&] { return PMPI_Win_flush_local(rank, win); });
+}
+
+int MPI_Win_flush_all(MPI_Win win) {
+  return lock_call(win, "MPI_Win_flush_all", [&] { return PMPI_Win_flush_all(win); });
+}
+
+int MPI_Win_flush_local_all(MPI_Win win) {
+  return lock_call(win, "MPI_Win_flush_local_all", [&] { return PMPI_Win_flush_local_all(win); });
+}
+
+int MPI_Win_sync(MPI_Win win) {
+  return lock_call(win, "MPI_Win_sync", [&] { return PMPI_Win_sync(win); });
 }
 
 int MPI_Win_test(MPI_Win win, int *flag) {

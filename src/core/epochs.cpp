@@ -16,6 +16,7 @@
 #include "list_items.h"
 #include "pair_lists.h"
 #include "remote_epochs.h"
+#include "window_setup.h"
 
 namespace mpix::core {
 namespace {
@@ -277,11 +278,69 @@ Result refuse_captured_origins(const char *call, const Window &w, const std::vec
   return ok();
 }
 
+// Active-target epochs do not begin inside the MPI's lock epochs (nor lock epochs inside them:
+// before_mpi_epoch); RMA calls there go to the MPI.
+Result inside_lock_epoch(const Window &w, const char *call) {
+  return fail(MPI_ERR_RMA_SYNC, std::string(call) + " inside a lock epoch: window " + std::to_string(w.id) +
+                                    " has a lock epoch open at this rank (MPI_Win_lock or MPI_Win_lock_all); end it "
+                                    "with MPI_Win_unlock or MPI_Win_unlock_all before an active-target epoch");
+}
+
 }  // namespace
+
+std::string open_epochs(const Window &w) {
+  struct Open {
+    const char *what, *opened_by, *closed_by;
+  };
+  std::vector<Open> open;
+  if (w.access.mode == EpochMode::stream)
+    open.push_back({"a stream-triggered access epoch", "MPI_Win_start with MPIX_MODE_STREAM", "MPIX_Win_complete_stream"});
+  else if (w.access.mode == EpochMode::host)
+    open.push_back({"a host-driven access epoch", "MPI_Win_start", "MPI_Win_complete"});
+  if (w.exposure.mode == EpochMode::stream)
+    open.push_back({"a stream-triggered exposure epoch", "MPIX_Win_post_stream", "MPIX_Win_wait_stream"});
+  else if (w.exposure.mode == EpochMode::host)
+    open.push_back({"a host-driven exposure epoch", "MPI_Win_post", "MPI_Win_wait"});
+  if (open.empty()) return "";
+  std::string what, closers;
+  for (size_t i = 0; i < open.size(); ++i) {
+    what += std::string(i ? " and " : "") + open[i].what + " (" + open[i].opened_by + ")";
+    closers += std::string(i ? " and " : "") + open[i].closed_by;
+  }
+  return what + " open; close " + (open.size() > 1 ? "them" : "it") + " with " + closers;
+}
+
+Result before_mpi_epoch(Window &w, const char *call) {
+  if (const std::string open = open_epochs(w); !open.empty())
+    return fail(MPI_ERR_RMA_SYNC, std::string(call) + ": window " + std::to_string(w.id) + " has " + open +
+                                      " first (a fence or lock epoch does not begin inside an active-target epoch)");
+  // Epochs closed on the host may still be queued on their streams: the MPI's epoch comes after
+  // them, as the program ordered. (Replays of captured graphs are not counted here: the program
+  // synchronises their streams itself.)
+  gpu::Backend &be = gpu::backend();
+  if (be.read_flag(w.retire_slot()) >= w.stream_lists) return ok();
+  if (stream_work_drained(w.retire_slot(), w.stream_lists)) return ok();
+  return fail(MPI_ERR_OTHER, std::string("watchdog: ") + call + " waited more than MPIX_ST_WATCHDOG_MS for " +
+                                 std::to_string(w.stream_lists - be.read_flag(w.retire_slot())) +
+                                 " stream operations of window " + std::to_string(w.id) +
+                                 " (its closed stream epochs), which run before it; is their stream waiting for "
+                                 "something the program does after " + call + "?");
+}
+
+Result check_lock_call(const Window &w, const char *call) {
+  if (w.passive_epochs > 0) return ok();
+  const std::string open = open_epochs(w);
+  if (open.empty()) return ok();
+  return fail(MPI_ERR_RMA_SYNC, std::string(call) + " belongs to lock epochs: window " + std::to_string(w.id) +
+                                    " has no lock epoch open at this rank but " + open +
+                                    ", which completes its operations");
+}
 
 Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stream_mode) {
   if (w.exposure.mode != EpochMode::none)
     return fail(MPI_ERR_RMA_SYNC, "post while a previous exposure epoch is still open (missing wait)");
+  if (w.passive_epochs > 0)
+    return inside_lock_epoch(w, stream_mode ? "MPIX_Win_post_stream" : "MPI_Win_post");
   std::vector<int> origins;
   if (Result r = translate_group(w, group, &origins)) return r;
   ExposureEpoch &e = w.exposure;
@@ -322,7 +381,7 @@ Result start(Window &w, MPI_Group group, int assert_bits) {
   if (w.access.mode != EpochMode::none)
     return fail(MPI_ERR_RMA_SYNC, "MPI_Win_start while a previous access epoch is still open (missing complete)");
   // A fence only opens an epoch if RMA calls follow it, so only lock epochs are in the way here.
-  if (w.passive_epochs > 0) return fail(MPI_ERR_RMA_SYNC, "MPI_Win_start inside a lock epoch");
+  if (w.passive_epochs > 0) return inside_lock_epoch(w, "MPI_Win_start");
   std::vector<int> targets;
   if (Result r = translate_group(w, group, &targets)) return r;
   AccessEpoch &a = w.access;

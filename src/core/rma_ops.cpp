@@ -276,4 +276,20 @@ Result record(Window &w, const RmaRequest &q) {
   return ok();
 }
 
+Result unrecorded_rma(const Window &w, const char *call, bool request_based) {
+  if (w.access.mode == EpochMode::none) return ok();
+  const bool stream = w.access.mode == EpochMode::stream;
+  const std::string epoch = "window " + std::to_string(w.id) + " has a " +
+                            (stream ? "stream-triggered access epoch open (MPI_Win_start with MPIX_MODE_STREAM)"
+                                    : "host-driven access epoch open (MPI_Win_start)");
+  if (request_based)
+    return fail(MPI_ERR_RMA_SYNC, std::string(call) + ": request-based RMA belongs to lock epochs, and " + epoch +
+                                      "; use MPI_Put, MPI_Get or MPI_Accumulate there, which complete at " +
+                                      (stream ? "MPIX_Win_complete_stream" : "MPI_Win_complete"));
+  return fail(MPI_ERR_UNSUPPORTED_OPERATION,
+              std::string(call) + " is not carried in mpix-st's active-target epochs (" + epoch +
+                  "); use MPI_Put, MPI_Get or MPI_Accumulate (SUM, MAX, MIN, REPLACE) there, or " + call +
+                  " in a fence or lock epoch");
+}
+
 }  // namespace mpix::core
