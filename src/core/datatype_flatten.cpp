@@ -491,10 +491,10 @@ bool is_named(MPI_Datatype t) {
 }
 
 Result type_facts(MPI_Datatype t, TypeFacts *out) {
-  if (t == MPI_DATATYPE_NULL) return fail(MPI_ERR_TYPE, "the datatype is MPI_DATATYPE_NULL");
+  if (t == MPI_DATATYPE_NULL) return fail(MPI_ERR_TYPE, "is MPI_DATATYPE_NULL");
   int ni, na, nt, combiner;
   if (PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner) != MPI_SUCCESS)
-    return fail(MPI_ERR_TYPE, "not a valid datatype (freed?)");
+    return fail(MPI_ERR_TYPE, "is not a valid datatype (freed?)");
   const bool named = combiner == MPI_COMBINER_NAMED;
   if (!named) {
     std::lock_guard<std::mutex> lock(g_mu);
@@ -505,7 +505,7 @@ Result type_facts(MPI_Datatype t, TypeFacts *out) {
     }
   }
   if (!named && !committed(t))
-    return fail(MPI_ERR_TYPE, describe_type(t, 1) + " is not committed (call MPI_Type_commit before using it)");
+    return fail(MPI_ERR_TYPE, "is not committed (call MPI_Type_commit before using it): " + describe_type(t, 1));
   MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   PMPI_Type_size_x(t, &size);
   PMPI_Type_get_extent_x(t, &lb, &extent);

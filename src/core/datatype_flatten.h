@@ -66,7 +66,8 @@ struct TypeFacts {
 // The facts of `type`; MPI_ERR_TYPE for MPI_DATATYPE_NULL, a freed handle, and a derived type
 // that was never committed (the MPI has no query for that: the library asks MPI_Pack, which MPICH
 // and Open MPI refuse for an uncommitted type, on a communicator of its own whose errors return).
-// Derived types' facts are cached by handle until MPI_Type_free (forget_datatype).
+// Derived types' facts are cached by handle until MPI_Type_free (forget_datatype). Messages
+// read as the rest of a sentence about the type: "is not committed (...): vector(...)".
 Result type_facts(MPI_Datatype type, TypeFacts *out);
 
 // "3 x vector(...) of MPI_DOUBLE": `count` instances of `type` described from its constructors

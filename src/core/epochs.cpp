@@ -289,27 +289,24 @@ Result inside_lock_epoch(const Window &w, const char *call) {
 }  // namespace
 
 std::string open_epochs(const Window &w) {
-  struct Open {
-    const char *what, *opened_by, *closed_by;
-  };
-  std::vector<Open> open;
-  if (w.access.mode == EpochMode::stream)
-    open.push_back({"a stream-triggered access epoch", "MPI_Win_start with MPIX_MODE_STREAM", "MPIX_Win_complete_stream"});
-  else if (w.access.mode == EpochMode::host)
-    open.push_back({"a host-driven access epoch", "MPI_Win_start", "MPI_Win_complete"});
-  if (w.exposure.mode == EpochMode::stream)
-    open.push_back({"a stream-triggered exposure epoch", "MPIX_Win_post_stream", "MPIX_Win_wait_stream"});
-  else if (w.exposure.mode == EpochMode::host)
-    open.push_back({"a host-driven exposure epoch", "MPI_Win_post", "MPI_Win_wait"});
-  if (open.empty()) return "";
-  std::string what, closers;
-  for (size_t i = 0; i < open.size(); ++i) {
-    what += std::string(i ? " and " : "") + open[i].what + " (" + open[i].opened_by + ")";
-    closers += std::string(i ? " and " : "") + open[i].closed_by;
+  std::vector<std::string> open, closers;
+  if (w.access.mode != EpochMode::none) {
+    const bool stream = w.access.mode == EpochMode::stream;
+    open.push_back(stream ? "a stream access epoch" : "a host-driven access epoch");
+    closers.push_back(stream ? "MPIX_Win_complete_stream" : "MPI_Win_complete");
   }
-  return what + " open; close " + (open.size() > 1 ? "them" : "it") + " with " + closers;
+  if (w.exposure.mode != EpochMode::none) {
+    const bool stream = w.exposure.mode == EpochMode::stream;
+    open.push_back(stream ? "a stream exposure epoch" : "a host-driven exposure epoch");
+    closers.push_back(stream ? "MPIX_Win_wait_stream" : "MPI_Win_wait");
+  }
+  if (open.empty()) return "";
+  if (open.size() == 1) return open[0] + " open; close it with " + closers[0];
+  return open[0] + " and " + open[1] + " open; close them with " + closers[0] + " and " + closers[1];
 }
 
+// Messages stay within 255 characters (Open MPI's MPI_MAX_ERROR_STRING) with the longest call
+// names, so the closing call they name is never cut off.
 Result before_mpi_epoch(Window &w, const char *call) {
   if (const std::string open = open_epochs(w); !open.empty())
     return fail(MPI_ERR_RMA_SYNC, std::string(call) + ": window " + std::to_string(w.id) + " has " + open +
@@ -323,17 +320,16 @@ Result before_mpi_epoch(Window &w, const char *call) {
   return fail(MPI_ERR_OTHER, std::string("watchdog: ") + call + " waited more than MPIX_ST_WATCHDOG_MS for " +
                                  std::to_string(w.stream_lists - be.read_flag(w.retire_slot())) +
                                  " stream operations of window " + std::to_string(w.id) +
-                                 " (its closed stream epochs), which run before it; is their stream waiting for "
-                                 "something the program does after " + call + "?");
+                                 " (its closed stream epochs, which run first); does their stream wait for "
+                                 "something done after " + call + "?");
 }
 
 Result check_lock_call(const Window &w, const char *call) {
   if (w.passive_epochs > 0) return ok();
   const std::string open = open_epochs(w);
   if (open.empty()) return ok();
-  return fail(MPI_ERR_RMA_SYNC, std::string(call) + " belongs to lock epochs: window " + std::to_string(w.id) +
-                                    " has no lock epoch open at this rank but " + open +
-                                    ", which completes its operations");
+  return fail(MPI_ERR_RMA_SYNC, std::string(call) + " belongs to lock epochs; window " + std::to_string(w.id) +
+                                    " has none open but " + open + ", which complete their operations");
 }
 
 Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stream_mode) {

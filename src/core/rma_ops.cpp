@@ -116,8 +116,8 @@ Result range_error(const std::string &who, const RmaRequest &q, const Peer &peer
 // costs microseconds however many blocks its types have.
 Result check_before_flattening(const Window &w, const RmaRequest &q, const std::string &who) {
   TypeFacts fo, ft;
-  if (Result r = type_facts(q.origin_type, &fo)) return fail(r.mpi_class, who + ": origin datatype: " + r.message);
-  if (Result r = type_facts(q.target_type, &ft)) return fail(r.mpi_class, who + ": target datatype: " + r.message);
+  if (Result r = type_facts(q.origin_type, &fo)) return fail(r.mpi_class, who + ": the origin datatype " + r.message);
+  if (Result r = type_facts(q.target_type, &ft)) return fail(r.mpi_class, who + ": the target datatype " + r.message);
   const unsigned __int128 obytes = (unsigned __int128)fo.size * static_cast<uint64_t>(q.origin_count);
   const unsigned __int128 tbytes = (unsigned __int128)ft.size * static_cast<uint64_t>(q.target_count);
   if (obytes != tbytes)
@@ -278,17 +278,17 @@ Result record(Window &w, const RmaRequest &q) {
 
 Result unrecorded_rma(const Window &w, const char *call, bool request_based) {
   if (w.access.mode == EpochMode::none) return ok();
+  // Within 255 characters (Open MPI's MPI_MAX_ERROR_STRING) with the longest call names.
   const bool stream = w.access.mode == EpochMode::stream;
-  const std::string epoch = "window " + std::to_string(w.id) + " has a " +
-                            (stream ? "stream-triggered access epoch open (MPI_Win_start with MPIX_MODE_STREAM)"
-                                    : "host-driven access epoch open (MPI_Win_start)");
+  const std::string epoch =
+      "window " + std::to_string(w.id) + " has a " + (stream ? "stream" : "host-driven") + " access epoch open";
   if (request_based)
     return fail(MPI_ERR_RMA_SYNC, std::string(call) + ": request-based RMA belongs to lock epochs, and " + epoch +
-                                      "; use MPI_Put, MPI_Get or MPI_Accumulate there, which complete at " +
+                                      ": use MPI_Put, MPI_Get or MPI_Accumulate there, which complete at " +
                                       (stream ? "MPIX_Win_complete_stream" : "MPI_Win_complete"));
   return fail(MPI_ERR_UNSUPPORTED_OPERATION,
               std::string(call) + " is not carried in mpix-st's active-target epochs (" + epoch +
-                  "); use MPI_Put, MPI_Get or MPI_Accumulate (SUM, MAX, MIN, REPLACE) there, or " + call +
+                  "): use MPI_Put, MPI_Get or MPI_Accumulate (SUM, MAX, MIN, REPLACE) there, or " + call +
                   " in a fence or lock epoch");
 }
 
