@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "backend/backend.h"
+#include "core/epochs.h"
 #include "core/window_setup.h"
 #include "errors.h"
 #include "window_lookup.h"
@@ -137,8 +138,7 @@ int MPI_Win_fence(int assert_bits, MPI_Win win) {
   if (mpix::core::window_was_freed(win))
     return mpix::api::raise_no_object(mpix::api::usable_handle(win));
   if (Window *w = mpix::core::find_window(win)) {
-    if (w->access.mode != mpix::core::EpochMode::none || w->exposure.mode != mpix::core::EpochMode::none)
-      return mpix::api::raise_win(win, mpix::core::fail(MPI_ERR_RMA_SYNC, "MPI_Win_fence inside an active-target epoch"));
+    if (Result r = mpix::core::before_mpi_epoch(*w, "MPI_Win_fence")) return mpix::api::raise_win(win, r);
     w->fence_epoch = !(assert_bits & MPI_MODE_NOSUCCEED);
   }
   return PMPI_Win_fence(assert_bits, win);
@@ -147,6 +147,8 @@ int MPI_Win_fence(int assert_bits, MPI_Win win) {
 int MPI_Win_lock(int lock_type, int rank, int assert_bits, MPI_Win win) {
   if (Result r = mpix::api::mpi_state("MPI_Win_lock")) return mpix::api::raise_no_object(r);
   if (mpix::core::window_was_freed(win)) return mpix::api::raise_no_object(mpix::api::usable_handle(win));
+  if (Window *w = mpix::core::find_window(win))
+    if (Result r = mpix::core::before_mpi_epoch(*w, "MPI_Win_lock")) return mpix::api::raise_win(win, r);
   int rc = PMPI_Win_lock(lock_type, rank, assert_bits, win);
   if (Window *w = mpix::core::find_window(win); w && rc == MPI_SUCCESS) ++w->passive_epochs;
   return rc;
@@ -155,6 +157,8 @@ int MPI_Win_lock(int lock_type, int rank, int assert_bits, MPI_Win win) {
 int MPI_Win_unlock(int rank, MPI_Win win) {
   if (Result r = mpix::api::mpi_state("MPI_Win_unlock")) return mpix::api::raise_no_object(r);
   if (mpix::core::window_was_freed(win)) return mpix::api::raise_no_object(mpix::api::usable_handle(win));
+  if (Window *w = mpix::core::find_window(win))
+    if (Result r = mpix::core::check_lock_call(*w, "MPI_Win_unlock")) return mpix::api::raise_win(win, r);
   int rc = PMPI_Win_unlock(rank, win);
   if (Window *w = mpix::core::find_window(win); w && rc == MPI_SUCCESS && w->passive_epochs > 0) --w->passive_epochs;
   return rc;
@@ -163,6 +167,8 @@ int MPI_Win_unlock(int rank, MPI_Win win) {
 int MPI_Win_lock_all(int assert_bits, MPI_Win win) {
   if (Result r = mpix::api::mpi_state("MPI_Win_lock_all")) return mpix::api::raise_no_object(r);
   if (mpix::core::window_was_freed(win)) return mpix::api::raise_no_object(mpix::api::usable_handle(win));
+  if (Window *w = mpix::core::find_window(win))
+    if (Result r = mpix::core::before_mpi_epoch(*w, "MPI_Win_lock_all")) return mpix::api::raise_win(win, r);
   int rc = PMPI_Win_lock_all(assert_bits, win);
   if (Window *w = mpix::core::find_window(win); w && rc == MPI_SUCCESS) ++w->passive_epochs;
   return rc;
@@ -171,6 +177,8 @@ int MPI_Win_lock_all(int assert_bits, MPI_Win win) {
 int MPI_Win_unlock_all(MPI_Win win) {
   if (Result r = mpix::api::mpi_state("MPI_Win_unlock_all")) return mpix::api::raise_no_object(r);
   if (mpix::core::window_was_freed(win)) return mpix::api::raise_no_object(mpix::api::usable_handle(win));
+  if (Window *w = mpix::core::find_window(win))
+    if (Result r = mpix::core::check_lock_call(*w, "MPI_Win_unlock_all")) return mpix::api::raise_win(win, r);
   int rc = PMPI_Win_unlock_all(win);
   if (Window *w = mpix::core::find_window(win); w && rc == MPI_SUCCESS && w->passive_epochs > 0) --w->passive_epochs;
   return rc;
