@@ -53,16 +53,21 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   if (!args && !baseptr) args = mpix::core::fail(MPI_ERR_ARG, "MPI_Win_allocate: baseptr is NULL");
   int library_memory =
       !info_equals(info, "mpix_st", "false") && (host || info_equals(info, "mpix_st_memory", "device"));
-  if (!mpix::core::agree_on_arguments(&args, &library_memory, comm, "MPI_Win_allocate"))
-    return mpix::api::raise_comm(comm, args);
-  if (!library_memory) {
+  // The memory is allocated before the ranks agree, so an allocation that fails on one rank fails
+  // the call on every rank instead of leaving the others in the window's collectives.
+  void *mem = nullptr;
+  if (!args && library_memory && be.allocate_window_memory(static_cast<size_t>(size), &mem)) {
+    args = mpix::core::fail(MPI_ERR_NO_MEM, "MPI_Win_allocate: " + std::to_string(size) +
+                                                " bytes of window memory: " + be.last_error());
+    mem = nullptr;
+  }
+  if (!mpix::core::agree_on_arguments(&args, &library_memory, comm, "MPI_Win_allocate") || !library_memory) {
+    if (mem) be.free_window_memory(mem);
+    if (args) return mpix::api::raise_comm(comm, args);
     int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
     if (rc == MPI_SUCCESS) mpix::core::note_window_created(*win);
     return rc;
   }
-  void *mem = nullptr;
-  if (be.allocate_window_memory(static_cast<size_t>(size), &mem))
-    return mpix::api::raise_comm(comm, mpix::core::fail(MPI_ERR_NO_MEM, "window allocation: " + be.last_error()));
   Result r = mpix::core::create_window(mem, size, disp_unit, info, comm, true, win);
   if (r) {
     be.free_window_memory(mem);

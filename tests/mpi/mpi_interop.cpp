@@ -98,6 +98,28 @@ void flavor_and_test(WinKind kind) {
   free_window(w);
 }
 
+// An allocation that fails on one rank only (an address space's worth of bytes) fails
+// MPI_Win_allocate on every rank, none is left in the window's collectives; the ranks then
+// create a window as usual.
+void allocation_fails_on_one_rank() {
+  g_context = "MPI_Win_allocate failing on rank 0 only";
+  MT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  const MPI_Aint huge = MPI_Aint(1) << 50;  // past any 48-bit address space
+  void *base = nullptr;
+  MPI_Win win = MPI_WIN_NULL;
+  const int rc = MPI_Win_allocate(g_rank == 0 ? huge : 4096, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+  MT_CHECKF(rc != MPI_SUCCESS, "MPI_Win_allocate succeeded on rank %d", g_rank);
+  if (rc == MPI_SUCCESS) MT_OK(MPI_Win_free(&win));
+  if (g_rank == 0) {
+    int cls = MPI_SUCCESS;
+    MPI_Error_class(rc, &cls);
+    MT_CHECKF(cls == MPI_ERR_NO_MEM, "rank 0: class %d, want MPI_ERR_NO_MEM", cls);
+  }
+  MT_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+  TestWin w = make_window(WinKind::allocate, kN);
+  free_window(w);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -106,6 +128,8 @@ int main(int argc, char **argv) {
     void *s = stream_create();
     for (WinKind kind : kAllKinds) run(kind, s);
     for (WinKind kind : kAllKinds) flavor_and_test(kind);
+    if (std::getenv("MPIX_ST_BACKEND") && std::string(std::getenv("MPIX_ST_BACKEND")) == "host")
+      allocation_fails_on_one_rank();
     stream_destroy(s);
   }
   return finish();
