@@ -7,3 +7,16 @@
 # queued epoch whose peer never comes.
 mpix_mpi_program(handle_lifetimes HOST_ONLY)
 mpix_mpi_runs(handle_lifetimes NP 2 3 WATCHDOG_MS 500 TIMEOUT 60)
+
+# A rank killed inside set-up (setup_death.sh): rank 0 SIGKILLs itself inside MPI_Win_allocate and
+# inside the first stream collective on a communicator while the other ranks wait for a late rank
+# in the same call; after mpiexec has ended the job, no /dev/shm/mpixst.<pid>.* segment of any rank
+# is left (segments are anonymous; named ones only where /proc/<pid>/fd cannot be used).
+mpix_mpi_program(setup_death HOST_ONLY)
+string(REPLACE ";" " " setup_death_preflags "${MPIEXEC_PREFLAGS}")
+foreach(np 2 3)
+  add_test(NAME mpi.setup_death.np${np} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/setup_death.sh ${MPIEXEC_EXECUTABLE}
+           $<TARGET_FILE:test_setup_death> ${np} 2)
+  set_tests_properties(mpi.setup_death.np${np} PROPERTIES LABELS mpi TIMEOUT 300
+    ENVIRONMENT "MPIX_ST_BACKEND=host;MPIX_ST_WATCHDOG_MS=5000;MPIX_TEST_MPIEXEC_PREFLAGS=${setup_death_preflags}")
+endforeach()

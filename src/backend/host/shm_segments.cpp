@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,17 +16,79 @@ namespace {
 struct Segment {
   size_t bytes;
   std::string name;
-  bool named = true;  // false once unlink_name() removed it
+  bool named = true;  // false once unlink_name() removed it (or closed its descriptor)
+  int fd = -1;        // anonymous segments: open until unlink_name() or destroy()
+  bool anonymous = false;
 };
 std::mutex g_mu;
 std::map<const char *, Segment> g_segments;  // by base address
 std::atomic<unsigned> g_counter{0};
-}  // namespace
 
-void *create(size_t bytes) {
-  if (bytes == 0) bytes = 1;
-  char name[96];
-  std::snprintf(name, sizeof name, "/mpixst.%d.%u", static_cast<int>(getpid()), g_counter++);
+// Anonymous segments need memfd_create and peers that open /proc/<pid>/fd/<fd> of this process.
+// Probed once: a memfd of this process is opened through /proc under this process's pid (which
+// fails where /proc belongs to another PID namespace or is not mounted), and the file opened is
+// checked to be that memfd.
+bool anonymous_works() {
+  static const bool works = [] {
+#ifdef MFD_CLOEXEC
+    const int fd = memfd_create("mpixst-probe", MFD_CLOEXEC);
+    if (fd < 0) return false;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/fd/%d", static_cast<int>(getpid()), fd);
+    const int again = open(path, O_RDWR | O_CLOEXEC);
+    struct stat a{}, b{};
+    const bool same = again >= 0 && fstat(fd, &a) == 0 && fstat(again, &b) == 0 && a.st_ino == b.st_ino &&
+                      a.st_dev == b.st_dev;
+    if (again >= 0) close(again);
+    close(fd);
+    return same;
+#else
+    return false;
+#endif
+  }();
+  return works;
+}
+
+// An anonymous segment's name: "/mpixst.<pid>.<n>#<fd>.<inode>". Peers open /proc/<pid>/fd/<fd>
+// and check the inode, so a descriptor number that was closed and reused is never mistaken for
+// the segment.
+bool parse_anonymous(const std::string &name, int *pid, int *fd, unsigned long long *ino) {
+  unsigned n = 0;
+  return std::sscanf(name.c_str(), "/mpixst.%d.%u#%d.%llu", pid, &n, fd, ino) == 4;
+}
+
+void *map_fd(int fd, size_t bytes) {
+  void *base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  return base == MAP_FAILED ? nullptr : base;
+}
+
+// Creates and maps an anonymous segment; *fd stays open. nullptr (and errno) on failure.
+void *create_anonymous(size_t bytes, const char *tag, int *fd, unsigned long long *ino) {
+#ifdef MFD_CLOEXEC
+  *fd = memfd_create(tag, MFD_CLOEXEC);
+  if (*fd < 0) return nullptr;
+  struct stat st{};
+  void *base = nullptr;
+  if (ftruncate(*fd, static_cast<off_t>(bytes)) == 0 && fstat(*fd, &st) == 0) base = map_fd(*fd, bytes);
+  if (!base) {
+    const int e = errno;
+    close(*fd);
+    errno = e;
+    return nullptr;
+  }
+  *ino = static_cast<unsigned long long>(st.st_ino);
+  return base;
+#else
+  (void)bytes;
+  (void)tag;
+  (void)fd;
+  (void)ino;
+  errno = ENOSYS;
+  return nullptr;
+#endif
+}
+
+void *create_named(const char *name, size_t bytes) {
   int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0 && errno == EEXIST) {
     // Names carry our pid, so this one was left by a dead process that had the same pid (a crash
@@ -34,23 +97,41 @@ void *create(size_t bytes) {
     fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
   }
   if (fd < 0) return nullptr;
-  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    int e = errno;
-    close(fd);
-    shm_unlink(name);
-    errno = e;
-    return nullptr;
-  }
-  void *base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void *base = ftruncate(fd, static_cast<off_t>(bytes)) == 0 ? map_fd(fd, bytes) : nullptr;
+  const int e = errno;
   close(fd);
-  if (base == MAP_FAILED) {
-    int e = errno;
+  if (!base) {
     shm_unlink(name);
     errno = e;
-    return nullptr;
   }
+  return base;
+}
+}  // namespace
+
+bool anonymous() { return anonymous_works(); }
+
+void *create(size_t bytes) {
+  if (bytes == 0) bytes = 1;
+  const int pid = static_cast<int>(getpid());
+  const unsigned n = g_counter++;
+  char name[96];
+  std::snprintf(name, sizeof name, "/mpixst.%d.%u", pid, n);
+  Segment seg{bytes, name};
+  void *base = nullptr;
+  if (anonymous_works()) {
+    unsigned long long ino = 0;
+    base = create_anonymous(bytes, name + 1, &seg.fd, &ino);
+    if (base) {
+      char full[96];
+      std::snprintf(full, sizeof full, "%s#%d.%llu", name, seg.fd, ino);
+      seg.name = full;
+      seg.anonymous = true;
+    }
+  }
+  if (!seg.anonymous) base = create_named(name, bytes);
+  if (!base) return nullptr;
   std::lock_guard<std::mutex> lock(g_mu);
-  g_segments[static_cast<const char *>(base)] = Segment{bytes, name};
+  g_segments[static_cast<const char *>(base)] = seg;
   return base;
 }
 
@@ -59,7 +140,8 @@ void destroy(void *base) {
   auto it = g_segments.find(static_cast<const char *>(base));
   if (it == g_segments.end()) return;
   munmap(base, it->second.bytes);
-  if (it->second.named) shm_unlink(it->second.name.c_str());
+  if (it->second.fd >= 0) close(it->second.fd);
+  else if (it->second.named && !it->second.anonymous) shm_unlink(it->second.name.c_str());
   g_segments.erase(it);
 }
 
@@ -82,16 +164,39 @@ void unlink_name(const void *ptr) {
   if (it == g_segments.begin()) return;
   --it;
   if (p >= it->first + it->second.bytes || !it->second.named) return;
-  shm_unlink(it->second.name.c_str());
+  if (it->second.anonymous) {
+    close(it->second.fd);
+    it->second.fd = -1;
+  } else {
+    shm_unlink(it->second.name.c_str());
+  }
   it->second.named = false;
 }
 
 void *map(const std::string &name, size_t bytes) {
-  int fd = shm_open(name.c_str(), O_RDWR, 0);
+  if (bytes == 0) bytes = 1;
+  int pid = 0, fd_number = -1;
+  unsigned long long ino = 0;
+  int fd = -1;
+  if (parse_anonymous(name, &pid, &fd_number, &ino)) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, fd_number);
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st{};
+    if (fd >= 0 && (fstat(fd, &st) != 0 || static_cast<unsigned long long>(st.st_ino) != ino)) {
+      close(fd);  // the descriptor number now names another file: the segment is gone
+      fd = -1;
+      errno = ENOENT;
+    }
+  } else {
+    fd = shm_open(name.c_str(), O_RDWR, 0);
+  }
   if (fd < 0) return nullptr;
-  void *base = mmap(nullptr, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void *base = map_fd(fd, bytes);
+  const int e = errno;
   close(fd);
-  return base == MAP_FAILED ? nullptr : base;
+  errno = e;
+  return base;
 }
 
 void unmap(void *base, size_t bytes) { munmap(base, bytes ? bytes : 1); }
