@@ -115,13 +115,14 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
 using Key = std::tuple<Context *, int, int>;
 Key key_of(const Op &op) { return {op.ctx.get(), op.peer, op.channel}; }
 
-// Takes from q.waiting the sends (or receives) that may go in one list, in program order: at most
-// kMailboxes per (context, peer, channel) in a list (and, for sends, since the last receive list);
-// an operation held back holds back the later ones of its channel. A receive from this rank itself
-// waits for a list after the one holding its send, unless `force`.
+// Takes from q.waiting the sends (or receives) that go in one list, in program order: the first
+// waiting round (layout.h) of each (context, peer, channel), since a list holding two rounds of a
+// channel would wait for its own end (the later round's mailboxes are freed by the receive of the
+// earlier one). An operation held back holds back the later ones of its channel. A receive from
+// this rank itself waits for a list after the one holding its send, unless `force`.
 std::vector<std::shared_ptr<Op>> pick(Queue &q, bool sends, bool force) {
   std::vector<std::shared_ptr<Op>> out, rest;
-  std::map<Key, int> taken;
+  std::map<Key, uint64_t> round_of;  // the round this list takes per channel
   std::set<Key> held;
   for (auto &op : q.waiting) {
     if (op->send != sends) {
@@ -129,19 +130,13 @@ std::vector<std::shared_ptr<Op>> pick(Queue &q, bool sends, bool force) {
       continue;
     }
     const Key k = key_of(*op);
-    int &n = sends ? q.sent_since_receive[k] : taken[k];
-    bool take = !held.count(k) && n < kMailboxes;
-    if (take && !sends && !force && op->peer == op->ctx->rank) {
-      // Its send: the matching one among this rank's sends on the channel, in a list already?
-      const uint64_t listed = op->ctx->listed_self[op->channel];
-      take = op->use < listed;
-    }
+    bool take = !held.count(k) && round_of.emplace(k, box_round(op->use)).first->second == box_round(op->use);
+    if (take && !sends && !force && op->peer == op->ctx->rank) take = op->use < op->ctx->listed_self[op->channel];
     if (!take) {
       held.insert(k);
       rest.push_back(op);
       continue;
     }
-    ++n;
     out.push_back(op);
   }
   q.waiting.swap(rest);
@@ -160,10 +155,13 @@ Result capture_check(Queue &q) {
   return ok();
 }
 
+// Every waiting send goes in lists now: one list per round of the channel with the most.
 Result emit_sends(Queue &q) {
-  std::vector<std::shared_ptr<Op>> s = pick(q, true, false);
-  if (s.empty()) return ok();
-  return enqueue_list(q, s, true);
+  for (;;) {
+    std::vector<std::shared_ptr<Op>> s = pick(q, true, false);
+    if (s.empty()) return ok();
+    if (Result r = enqueue_list(q, s, true)) return r;
+  }
 }
 
 void set_error(Op &op, int cls, std::string msg) {
@@ -360,33 +358,13 @@ Result send_now(Queue &q) {
 Result flush(Queue &q) {
   if (q.waiting.empty()) return ok();
   if (Result r = capture_check(q)) return r;
-  // Rounds of a receive list, then a send list, while operations wait.
+  if (Result r = emit_sends(q)) return r;
   while (!q.waiting.empty()) {
-    bool progress = false;
     std::vector<std::shared_ptr<Op>> r = pick(q, false, false);
-    if (!r.empty()) {
-      if (Result e = enqueue_list(q, r, false)) return e;
-      q.sent_since_receive.clear();
-      progress = true;
-    }
-    std::vector<std::shared_ptr<Op>> s = pick(q, true, false);
-    if (!s.empty()) {
-      if (Result e = enqueue_list(q, s, true)) return e;
-      progress = true;
-    }
-    if (progress) continue;
-    // Nothing fits a round: receives from this rank itself before their sends (the stream waits, as
-    // MPI would), or sends beyond the limit with no receive to come (the stream waits for the peer).
-    r = pick(q, false, true);
-    if (!r.empty()) {
-      if (Result e = enqueue_list(q, r, false)) return e;
-      q.sent_since_receive.clear();
-      continue;
-    }
-    q.sent_since_receive.clear();
-    s = pick(q, true, false);
-    if (s.empty()) break;
-    if (Result e = enqueue_list(q, s, true)) return e;
+    // Only receives from this rank itself before their sends: the stream waits, as MPI would.
+    if (r.empty()) r = pick(q, false, true);
+    if (r.empty()) break;
+    if (Result e = enqueue_list(q, r, false)) return e;
   }
   return ok();
 }

@@ -67,10 +67,6 @@ struct Queue : std::enable_shared_from_this<Queue> {
   std::vector<std::shared_ptr<Op>> unstarted;   // HPE: enqueued, not started
   std::vector<std::shared_ptr<Op>> waiting;     // started, in no list yet
   std::deque<std::shared_ptr<Op>> in_lists;     // in lists that have not finished, in list order
-  // Sends put in lists since the last receive list, per (context, peer, channel): a send list holds
-  // at most kMailboxes of them, so it never waits for a mailbox its peer frees only in a receive
-  // list that may come after it.
-  std::map<std::tuple<Context *, int, int>, int> sent_since_receive;
   // Status records (32 bytes each) in memory the stream writes and the host reads.
   std::vector<gpu::HostMapped> record_chunks;
   std::vector<std::pair<uint64_t *, uint64_t *>> free_records;  // (device view, host view)
@@ -91,13 +87,13 @@ core::Result match(Op &op, bool capturing);
 
 // The queue records `op`, started or not (HPE: not until MPIX_Enqueue_start).
 core::Result add(Queue &q, const std::shared_ptr<Op> &op, bool started);
-// MPIX_Enqueue_start: sends recorded since the last start go in one list (up to the limit above),
-// receives become started.
+// MPIX_Enqueue_start: sends recorded since the last start go in lists (one; one per round of a
+// channel where more than kMailboxes of its messages wait), receives become started.
 core::Result start(Queue &q);
-// Every started operation not in a list yet goes in lists: receive lists, and sends held back by
-// the limit, alternating. One list where the limit is not reached.
+// Every started operation not in a list yet goes in lists: receive lists, one per round of the
+// channel with the most waiting (one where no channel has more than kMailboxes waiting).
 core::Result flush(Queue &q);
-// Sends started on a queue at once (MPICH's spelling): in a list now where the limit allows.
+// Sends started on a queue at once (MPICH's spelling): in a list now.
 core::Result send_now(Queue &q);
 
 // A receive already in a list: a list after it writes its count into op.user_status (host backend).

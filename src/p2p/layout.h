@@ -17,7 +17,7 @@
 namespace mpix::p2p {
 
 constexpr int kChannels = 8;   // per ordered pair: tags t and t + 8k share a channel (and its order)
-constexpr int kMailboxes = 4;  // per channel: messages in flight before a sender waits for its receiver
+constexpr int kMailboxes = 8;  // per channel: messages in flight before a sender waits for its receiver
 constexpr int kBoxes = kChannels * kMailboxes;
 
 // A mailbox, from its start:

@@ -8,3 +8,10 @@ mpix_mpi_runs(queue_basic NP 2 3 4)
 # call, MPIX_Wait_enqueue, MPI_Wait/Waitany/Waitsome/Testall on the host.
 mpix_mpi_program(queue_mpich)
 mpix_mpi_runs(queue_mpich NP 2 3 4)
+# MPI's order per source and tag: 11 tags (some sharing channels), 6 messages each to every rank and
+# itself in one start, receives posted in another order across channels; both spellings.
+mpix_mpi_program(queue_order)
+mpix_mpi_runs(queue_order NP 2 3 4)
+# Soak: 10^4 messages per rank, byte-exact, both spellings, 1000 messages in flight per synchronisation.
+mpix_mpi_program(queue_soak)
+mpix_mpi_runs(queue_soak NP 2 4)
