@@ -20,13 +20,15 @@ using mpix::core::ok;
 using mpix::core::Result;
 namespace p2p = mpix::p2p;
 
+// A handle is a shell kept for the process's life (a few bytes), so that no later queue is given
+// the address of a freed one: a freed handle stays refused.
 struct mpix_st_queue {
-  std::shared_ptr<p2p::Queue> q;
+  std::shared_ptr<p2p::Queue> q;  // null once freed
 };
 
 namespace {
 
-std::set<MPIX_Queue> g_queues;  // live, so stale handles are refused
+std::set<MPIX_Queue> &g_queues = *new std::set<MPIX_Queue>;  // live, so stale handles are refused
 
 Result usable_queue(MPIX_Queue queue) {
   if (queue == MPIX_QUEUE_NULL) return fail(MPI_ERR_ARG, "the queue is MPIX_QUEUE_NULL");
@@ -184,7 +186,7 @@ int MPIX_Free_queue(MPIX_Queue queue) {
     if (Result r = usable_queue(queue)) return r;
     if (Result r = p2p::free_queue(queue->q)) return r;
     g_queues.erase(queue);
-    delete queue;
+    queue->q.reset();
     return ok();
   });
 }

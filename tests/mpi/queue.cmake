@@ -15,3 +15,6 @@ mpix_mpi_runs(queue_order NP 2 3 4)
 # Soak: 10^4 messages per rank, byte-exact, both spellings, 1000 messages in flight per synchronisation.
 mpix_mpi_program(queue_soak)
 mpix_mpi_runs(queue_soak NP 2 4)
+# Misuse of every call: error classes, messages naming the call, no message number taken.
+mpix_mpi_program(queue_misuse)
+mpix_mpi_runs(queue_misuse NP 2 3)
