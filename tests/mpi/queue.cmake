@@ -18,3 +18,20 @@ mpix_mpi_runs(queue_soak NP 2 4)
 # Misuse of every call: error classes, messages naming the call, no message number taken.
 mpix_mpi_program(queue_misuse)
 mpix_mpi_runs(queue_misuse NP 2 3)
+# Programs written from HPE's and MPICH's documentation, in C99, built unchanged against the header
+# (only their device lines differ between the host and CUDA builds). GCC 12 takes MPI_STATUSES_IGNORE
+# passed as an MPI_Status[] parameter (MPI_Waitall's, MPIX_Waitall_enqueue's) for an overflow.
+foreach(doc queue_doc_hpe queue_doc_mpich)
+  add_executable(test_${doc} mpi/${doc}.c)
+  target_link_libraries(test_${doc} PRIVATE mpixst MPI::MPI_C)
+  set_target_properties(test_${doc} PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+  target_compile_options(test_${doc} PRIVATE -Wall -Wextra $<$<C_COMPILER_ID:GNU>:-Wno-stringop-overflow>)
+  if(TARGET xdev_cuda)
+    add_executable(test_${doc}_cuda mpi/${doc}.c)
+    target_link_libraries(test_${doc}_cuda PRIVATE mpixst MPI::MPI_C CUDA::cudart)
+    set_target_properties(test_${doc}_cuda PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+    target_compile_options(test_${doc}_cuda PRIVATE -Wall -Wextra $<$<C_COMPILER_ID:GNU>:-Wno-stringop-overflow>)
+    target_compile_definitions(test_${doc}_cuda PRIVATE MPIX_TEST_CUDA)
+  endif()
+  mpix_mpi_runs(${doc} NP 2 3)
+endforeach()
