@@ -35,3 +35,6 @@ foreach(doc queue_doc_hpe queue_doc_mpich)
   endif()
   mpix_mpi_runs(${doc} NP 2 3)
 endforeach()
+# Host time and stream operations per call, beside the host backend's stream task; 8-byte ping-pong.
+mpix_mpi_program(queue_overhead)
+mpix_mpi_runs(queue_overhead NP 2)
