@@ -6,6 +6,7 @@
 // pass straight through (and every call does, while no such request exists).
 #include <mpi.h>
 
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -44,16 +45,20 @@ std::vector<std::shared_ptr<p2p::Op>> ours(int n, const MPI_Request reqs[]) {
   return v;
 }
 
-// Moves every operation forward without blocking: operations started but in no list yet go in
-// lists now (the program completes them on the host); finished ones complete their requests.
+// Moves the operations forward without blocking: receives started but in no list yet go in lists
+// now (with those before them on their channels), as the program completes them on the host;
+// finished ones complete their requests.
 Result progress(const std::vector<std::shared_ptr<p2p::Op>> &ops, const char *caller) {
+  std::map<p2p::Queue *, std::vector<p2p::Op *>> waiting;
   for (const auto &op : ops) {
     if (!op || op->finished || op->list != 0) continue;
     if (!op->started)
       return fail(MPI_ERR_REQUEST, std::string(caller) + ": the request's operation (" + op->call +
                                        ") was not started: call MPIX_Enqueue_start on its queue first");
-    if (Result r = p2p::flush(*op->queue)) return r;
+    waiting[op->queue.get()].push_back(op.get());
   }
+  for (auto &[q, some] : waiting)
+    if (Result r = p2p::flush(*q, &some)) return r;
   for (const auto &op : ops)
     if (op) p2p::finished(*op);
   p2p::reap_all();

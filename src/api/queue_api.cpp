@@ -2,6 +2,7 @@
 // sends and receives. Argument checks and errors here (naming the call); the engine is src/p2p.
 #include <mpi.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -279,7 +280,8 @@ Result mpich_recv(const char *call, void *buf, int count, MPI_Datatype datatype,
   op->stream_waited = true;
   stream_status(*op, status);
   if (Result r = p2p::add(*q, op, true)) return r;
-  return p2p::flush(*q);
+  const std::vector<p2p::Op *> only{op.get()};
+  return p2p::flush(*q, &only);
 }
 
 // The stream wait of requests (MPIX_Wait_enqueue / MPIX_Waitall_enqueue): checks every handle first.
@@ -298,7 +300,7 @@ Result stream_wait(int count, MPI_Request requests[], MPI_Status statuses[], boo
       return fail(MPI_ERR_REQUEST, which + " belongs to an MPIX_Queue: complete it with MPIX_Enqueue_wait, "
                                            "MPI_Wait or MPI_Test");
   }
-  std::set<p2p::Queue *> queues;
+  std::map<p2p::Queue *, std::vector<p2p::Op *>> queues;
   for (int i = 0; i < count; ++i) {
     MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
     if (!ops[i]) {
@@ -313,10 +315,10 @@ Result stream_wait(int count, MPI_Request requests[], MPI_Status statuses[], boo
       if (Result r = p2p::status_after(ops[i])) return r;
     }
     op.stream_waited = true;
-    queues.insert(op.queue.get());
+    queues[op.queue.get()].push_back(&op);
   }
-  for (p2p::Queue *q : queues)
-    if (Result r = p2p::flush(*q)) return r;
+  for (auto &[q, some] : queues)
+    if (Result r = p2p::flush(*q, &some)) return r;
   for (int i = 0; i < count; ++i) {
     if (!ops[i]) continue;
     p2p::forget_request(requests[i]);

@@ -119,17 +119,18 @@ Key key_of(const Op &op) { return {op.ctx.get(), op.peer, op.channel}; }
 // waiting round (layout.h) of each (context, peer, channel), since a list holding two rounds of a
 // channel would wait for its own end (the later round's mailboxes are freed by the receive of the
 // earlier one). An operation held back holds back the later ones of its channel. A receive from
-// this rank itself waits for a list after the one holding its send, unless `force`.
-std::vector<std::shared_ptr<Op>> pick(Queue &q, bool sends, bool force) {
+// this rank itself waits for a list after the one holding its send, unless `force`. `limit`: only
+// receives of these channels up to these message numbers.
+std::vector<std::shared_ptr<Op>> pick(Queue &q, bool sends, bool force, const std::map<Key, uint64_t> *limit) {
   std::vector<std::shared_ptr<Op>> out, rest;
   std::map<Key, uint64_t> round_of;  // the round this list takes per channel
   std::set<Key> held;
   for (auto &op : q.waiting) {
-    if (op->send != sends) {
+    const Key k = key_of(*op);
+    if (op->send != sends || (limit && !sends && (!limit->count(k) || op->use > limit->at(k)))) {
       rest.push_back(op);
       continue;
     }
-    const Key k = key_of(*op);
     bool take = !held.count(k) && round_of.emplace(k, box_round(op->use)).first->second == box_round(op->use);
     if (take && !sends && !force && op->peer == op->ctx->rank) take = op->use < op->ctx->listed_self[op->channel];
     if (!take) {
@@ -158,7 +159,7 @@ Result capture_check(Queue &q) {
 // Every waiting send goes in lists now: one list per round of the channel with the most.
 Result emit_sends(Queue &q) {
   for (;;) {
-    std::vector<std::shared_ptr<Op>> s = pick(q, true, false);
+    std::vector<std::shared_ptr<Op>> s = pick(q, true, false, nullptr);
     if (s.empty()) return ok();
     if (Result r = enqueue_list(q, s, true)) return r;
   }
@@ -355,14 +356,22 @@ Result send_now(Queue &q) {
   return emit_sends(q);
 }
 
-Result flush(Queue &q) {
+Result flush(Queue &q, const std::vector<Op *> *only) {
   if (q.waiting.empty()) return ok();
   if (Result r = capture_check(q)) return r;
   if (Result r = emit_sends(q)) return r;
+  std::map<Key, uint64_t> limit;
+  if (only)
+    for (const Op *op : *only) {
+      if (op->send || op->list != 0 || !op->ctx) continue;
+      auto [it, fresh] = limit.emplace(key_of(*op), op->use);
+      if (!fresh) it->second = std::max(it->second, op->use);
+    }
+  const std::map<Key, uint64_t> *lim = only ? &limit : nullptr;
   while (!q.waiting.empty()) {
-    std::vector<std::shared_ptr<Op>> r = pick(q, false, false);
+    std::vector<std::shared_ptr<Op>> r = pick(q, false, false, lim);
     // Only receives from this rank itself before their sends: the stream waits, as MPI would.
-    if (r.empty()) r = pick(q, false, true);
+    if (r.empty()) r = pick(q, false, true, lim);
     if (r.empty()) break;
     if (Result e = enqueue_list(q, r, false)) return e;
   }
@@ -414,7 +423,8 @@ Result wait_host(Op &op, const char *caller) {
     if (!op.started)
       return fail(MPI_ERR_REQUEST, std::string(caller) + ": the request's operation (" + op.call +
                                        ") was not started: call MPIX_Enqueue_start on its queue first");
-    if (Result r = flush(*op.queue)) return r;
+    const std::vector<Op *> only{&op};
+    if (Result r = flush(*op.queue, &only)) return r;
   }
   for (unsigned spin = 0; !finished(op); ++spin) pause(spin);
   return ok();

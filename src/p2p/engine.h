@@ -90,9 +90,10 @@ core::Result add(Queue &q, const std::shared_ptr<Op> &op, bool started);
 // MPIX_Enqueue_start: sends recorded since the last start go in lists (one; one per round of a
 // channel where more than kMailboxes of its messages wait), receives become started.
 core::Result start(Queue &q);
-// Every started operation not in a list yet goes in lists: receive lists, one per round of the
-// channel with the most waiting (one where no channel has more than kMailboxes waiting).
-core::Result flush(Queue &q);
+// Started operations not in a list yet go in lists: receive lists, one per round of the channel
+// with the most waiting (one where no channel has more than kMailboxes waiting). `only`: just these
+// receives and those before them on their channels (MPI's order); null: every waiting one.
+core::Result flush(Queue &q, const std::vector<Op *> *only = nullptr);
 // Sends started on a queue at once (MPICH's spelling): in a list now.
 core::Result send_now(Queue &q);
 
@@ -104,7 +105,8 @@ bool finished(Op &op);
 // Checks of finished operations of every queue (generalized requests completed, errors of stream
 // waits kept on their queue). Called by every entry point.
 void reap_all();
-// Waits on the host until op's list ran (enqueuing its queue's waiting operations first).
+// Waits on the host until op's list ran (enqueuing it, and the receives before it on its channel,
+// where no list holds it yet).
 core::Result wait_host(Op &op, const char *caller);
 // MPIX_Free_queue: refuses queues with operations not started or not waited.
 core::Result free_queue(const std::shared_ptr<Queue> &q);

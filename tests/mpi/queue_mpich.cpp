@@ -3,7 +3,8 @@
 // iterations in flight, counting stream operations (one per send, one receive list per wait);
 // blocking MPIX_Send_enqueue / MPIX_Recv_enqueue with the status the stream fills (host backend);
 // MPIX_Wait_enqueue freeing requests; MPI_Wait on the host for a receive no stream wait enqueued;
-// a message longer than the buffer, completed by a stream wait, reported by the next call.
+// a message longer than the buffer, completed by a stream wait, reported by the next call; a host
+// wait that enqueues only its own receive.
 #include "test_common.h"
 
 using namespace mt;
@@ -156,6 +157,35 @@ void waits(StreamComm &S) {
   MT_SYNC(S.stream);
 }
 
+// A host wait enqueues only its own receive: rank 0 waits on the host for message x while message
+// y, received on the same stream, comes only after rank 0's next send (which follows the wait).
+void host_wait_takes_only_its_receive(StreamComm &S) {
+  g_context = "host wait takes only its receive";
+  DevBuf x(64), y(64), z(64);  // outlive the stream's use: synchronised below
+  if (g_rank <= 1 && g_size >= 2) {
+    const int peer = 1 - g_rank;
+    x.upload(pattern(64, key(g_rank, 40)));
+    y.upload(pattern(64, key(g_rank, 41)));
+    MPI_Request r[2];
+    if (g_rank == 0) {
+      MT_OK(MPIX_Irecv_enqueue(x.p, 64, MPI_BYTE, peer, 20, S.comm, &r[0]));
+      MT_OK(MPIX_Irecv_enqueue(y.p, 64, MPI_BYTE, peer, 21, S.comm, &r[1]));
+      MT_OK(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
+      MT_OK(MPIX_Send_enqueue(z.p, 64, MPI_BYTE, peer, 22, S.comm));
+      MT_OK(MPI_Wait(&r[1], MPI_STATUS_IGNORE));
+      const auto wx = pattern(64, key(peer, 40)), wy = pattern(64, key(peer, 41));
+      MT_SAME_BYTES(x.download().data(), wx.data(), 64, "x");
+      MT_SAME_BYTES(y.download().data(), wy.data(), 64, "y");
+    } else {
+      MT_OK(MPIX_Isend_enqueue(x.p, 64, MPI_BYTE, peer, 20, S.comm, &r[0]));
+      MT_OK(MPIX_Recv_enqueue(z.p, 64, MPI_BYTE, peer, 22, S.comm, MPI_STATUS_IGNORE));
+      MT_OK(MPIX_Isend_enqueue(y.p, 64, MPI_BYTE, peer, 21, S.comm, &r[1]));
+      MT_OK(MPIX_Waitall_enqueue(2, r, MPI_STATUSES_IGNORE));
+    }
+  }
+  MT_SYNC(S.stream);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -166,6 +196,7 @@ int main(int argc, char **argv) {
     halo(S, 40);
     blocking(S);
     waits(S);
+    host_wait_takes_only_its_receive(S);
   }
   return finish();
 }
