@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "backend/backend.h"
 #include "errors.h"
@@ -29,7 +30,8 @@ struct mpix_st_queue {
 
 namespace {
 
-std::set<MPIX_Queue> &g_queues = *new std::set<MPIX_Queue>;  // live, so stale handles are refused
+std::set<MPIX_Queue> &g_queues = *new std::set<MPIX_Queue>;    // live, so stale handles are refused
+std::vector<MPIX_Queue> &g_freed = *new std::vector<MPIX_Queue>;  // freed shells, never reused
 
 Result usable_queue(MPIX_Queue queue) {
   if (queue == MPIX_QUEUE_NULL) return fail(MPI_ERR_ARG, "the queue is MPIX_QUEUE_NULL");
@@ -188,6 +190,7 @@ int MPIX_Free_queue(MPIX_Queue queue) {
     if (Result r = p2p::free_queue(queue->q)) return r;
     g_queues.erase(queue);
     queue->q.reset();
+    g_freed.push_back(queue);
     return ok();
   });
 }

@@ -68,11 +68,15 @@ int delete_attribute(MPI_Comm, int, void *value, void *) {
 }
 
 // MPI_Finalize deletes MPI_COMM_SELF's attributes first: contexts of communicators the program
-// did not free (MPI_COMM_WORLD's) are released then.
+// did not free (MPI_COMM_WORLD's) are released then, their attributes deleted.
+// Operations whose lists ran complete their requests first, so the MPI frees the ones the program
+// freed or a stream wait took.
 int finalize_attribute(MPI_Comm, int, void *, void *) {
   std::lock_guard<std::recursive_mutex> guard(lock());
-  for (Context *c : g_alive) release(c);
-  g_alive.clear();
+  reap_all();
+  const std::set<Context *> alive = g_alive;
+  for (Context *c : alive)
+    if (c->comm != MPI_COMM_NULL) PMPI_Comm_delete_attr(c->comm, g_keyval);  // releases it
   return MPI_SUCCESS;
 }
 
