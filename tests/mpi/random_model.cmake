@@ -1,1 +1,48 @@
 # Tests of this topic (see the list at the end of tests/CMakeLists.txt).
+# The model-based random test (tests/random/, doc/guide/reliability-random-test.md): plans of the
+# library's calls, legal and illegal, drawn from a seed on every rank and checked against a
+# reference model: the error class of every call, window and result bytes at every
+# synchronisation, a per-step deadline, no /dev/shm segment left behind by the job's processes.
+add_executable(test_random_model random/runner.cpp random/generator.cpp random/rounds.cpp random/colls.cpp
+                                 random/model.cpp random/types.cpp)
+target_link_libraries(test_random_model PRIVATE mpixst ${CMAKE_DL_LIBS})
+target_compile_options(test_random_model PRIVATE -Wall -Wextra)
+
+# The CI run: fixed seeds on 2 and 3 ranks, 200 steps each, with the feature groups of open findings
+# left out (notes: random_findings.md; each has a regression case below, DISABLED until its fix
+# lands: then enable the case and drop the group from random_ci_avoid, so CI draws it again).
+# The seeds are ones that pass with the groups left out. MPICH only: the plans draw windows the
+# library does not manage, which Open MPI's one-sided components may not create in containers.
+set(random_ci_avoid "mixed_close,comm_free_after_replay")
+set(random_ci_seeds 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20)
+set(random_ci_steps 200)
+string(REPLACE ";" " " random_preflags "${MPIEXEC_PREFLAGS}")
+string(REPLACE ";" " " random_seed_list "${random_ci_seeds}")
+set(random_runner ${CMAKE_CURRENT_SOURCE_DIR}/random/run-seeds.sh --exe $<TARGET_FILE:test_random_model>
+    --mpiexec ${MPIEXEC_EXECUTABLE} --preflags "${random_preflags}" --deadline 60 --quiet)
+if(MPIX_ST_MPI_FLAVOR STREQUAL "mpich")
+  foreach(np 2 3)
+    add_test(NAME mpi.random_model.np${np}
+             COMMAND ${random_runner} --np ${np} --seeds "${random_seed_list}" --steps ${random_ci_steps}
+                     --avoid ${random_ci_avoid})
+    set_tests_properties(mpi.random_model.np${np} PROPERTIES LABELS mpi TIMEOUT 900
+      ENVIRONMENT "MPIX_ST_BACKEND=host;MPIX_ST_WATCHDOG_MS=${MPIX_TEST_WATCHDOG_MS}")
+  endforeach()
+
+  # Regression cases of the findings: name, ranks, seed, steps, groups left out (the other open
+  # findings). Enable one (drop DISABLED) when its fix lands.
+  function(random_finding name np seed steps avoid)
+    set(extra)
+    if(avoid)
+      set(extra --avoid ${avoid})
+    endif()
+    add_test(NAME mpi.random_model.finding.${name}
+             COMMAND ${random_runner} --np ${np} --seeds ${seed} --steps ${steps} ${extra})
+    set_tests_properties(mpi.random_model.finding.${name} PROPERTIES LABELS mpi TIMEOUT 300 DISABLED TRUE
+      ENVIRONMENT "MPIX_ST_BACKEND=host;MPIX_ST_WATCHDOG_MS=${MPIX_TEST_WATCHDOG_MS}")
+  endfunction()
+  # F1: a stream post closed by MPI_Win_wait (and the reverse) is refused; the man pages allow it.
+  random_finding(mixed_close 3 102 200 comm_free_after_replay)
+  # F2: MPI_Comm_free after replays of captured collectives frees memory a queued collective uses.
+  random_finding(comm_free_after_replay 3 2 200 mixed_close)
+endif()
