@@ -113,15 +113,20 @@ core::Result build(Context &c, MPI_Comm comm) {
   mine.ok = why.empty();
   std::vector<Record> all(c.size);
   PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
-  int failed_rank = -1;
+  int failed_rank = -1, other_slot = -1;
   c.slot_bytes = mine.slot_bytes;
   for (int q = 0; q < c.size; ++q) {
     if (!all[q].ok && failed_rank < 0) failed_rank = q;
-    if (c.local[q] >= 0) c.slot_bytes = std::min(c.slot_bytes, all[q].slot_bytes);
+    if (c.local[q] >= 0 && all[q].slot_bytes != mine.slot_bytes && other_slot < 0) other_slot = q;
   }
   if (failed_rank >= 0)
     return core::fail(core::resource_error_class(),
                       why.empty() ? "rank " + std::to_string(failed_rank) + " could not make its mailbox memory" : why);
+  // Every rank lays its areas out with its own mailbox size: they must agree (one backend per job).
+  if (other_slot >= 0)
+    return core::fail(MPI_ERR_OTHER, "rank " + std::to_string(other_slot) + "'s mailboxes hold " +
+                                         std::to_string(all[other_slot].slot_bytes) + " bytes, this rank's " +
+                                         std::to_string(mine.slot_bytes) + " (ranks on different backends?)");
   c.peer_areas.assign(c.nlocal, nullptr);
   c.peer_flags.assign(c.nlocal, nullptr);
   for (int q = 0; q < c.size && why.empty(); ++q) {

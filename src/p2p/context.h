@@ -23,7 +23,7 @@ struct Context {
   MPI_Comm comm = MPI_COMM_NULL;
   uint32_t id = 0;  // named in watchdog reports
   int rank = 0, size = 0;
-  uint64_t slot_bytes = 0;  // the smallest any rank offered
+  uint64_t slot_bytes = 0;  // data bytes of a mailbox, alike on every node-local rank
   // local[q]: rank q's index among the node-local ranks of the communicator, -1 on another node.
   std::vector<int> local;
   int nlocal = 0;
