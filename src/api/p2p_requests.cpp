@@ -66,9 +66,12 @@ Result progress(const std::vector<std::shared_ptr<p2p::Op>> &ops, const char *ca
 }
 
 // After the MPI's call: handles it completed and freed are forgotten; errors of finished receives
-// go in their statuses and make the call's error. Returns the call's code.
+// make the call's error (MPI_ERR_IN_STATUS for the calls of several statuses, whose MPI_ERROR fields
+// then all say how their request ended). `slot`: where request i's status went (null: nowhere, or a
+// call of one status). Returns the call's code.
 int settle(const char *caller, int n, const MPI_Request before[], const MPI_Request after[],
-           const std::vector<std::shared_ptr<p2p::Op>> &ops, MPI_Status statuses[], bool multiple, int rc) {
+           const std::vector<std::shared_ptr<p2p::Op>> &ops, const std::vector<MPI_Status *> &slot, bool multiple,
+           int rc) {
   const p2p::Op *failed = nullptr;
   int failures = 0;
   for (int i = 0; i < n; ++i) {
@@ -77,12 +80,29 @@ int settle(const char *caller, int n, const MPI_Request before[], const MPI_Requ
     if (ops[i]->error_class == MPI_SUCCESS) continue;
     ++failures;
     if (!failed) failed = ops[i].get();
-    if (multiple && statuses != MPI_STATUSES_IGNORE) statuses[i].MPI_ERROR = ops[i]->error_class;
   }
   if (!failed) return rc;
+  if (multiple)
+    for (int i = 0; i < n; ++i)
+      if (slot[i] && before[i] != after[i])
+        slot[i]->MPI_ERROR = ops[i] ? ops[i]->error_class : rc == MPI_SUCCESS ? MPI_SUCCESS : slot[i]->MPI_ERROR;
   std::string message = std::string(caller) + ": " + failed->error;
   if (failures > 1) message += " (and " + std::to_string(failures - 1) + " more)";
   return raise(*failed, multiple ? MPI_ERR_IN_STATUS : failed->error_class, message);
+}
+
+// Status slots of the calls of several statuses: by request (all) or by completion (some).
+std::vector<MPI_Status *> all_slots(int n, MPI_Status statuses[]) {
+  std::vector<MPI_Status *> v(n, nullptr);
+  if (statuses != MPI_STATUSES_IGNORE)
+    for (int i = 0; i < n; ++i) v[i] = &statuses[i];
+  return v;
+}
+std::vector<MPI_Status *> some_slots(int n, int outcount, const int indices[], MPI_Status statuses[]) {
+  std::vector<MPI_Status *> v(n, nullptr);
+  if (statuses != MPI_STATUSES_IGNORE && outcount != MPI_UNDEFINED)
+    for (int k = 0; k < outcount; ++k) v[indices[k]] = &statuses[k];
+  return v;
 }
 
 void pause(unsigned spin) {
@@ -101,7 +121,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status) {
   if (Result r = p2p::wait_host(*ops[0], "MPI_Wait")) return raise(*ops[0], r.mpi_class, r.message);
   const MPI_Request before = *request;
   const int rc = PMPI_Wait(request, status);
-  return settle("MPI_Wait", 1, &before, request, ops, nullptr, false, rc);
+  return settle("MPI_Wait", 1, &before, request, ops, {nullptr}, false, rc);
 }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
@@ -112,7 +132,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
   if (Result r = progress(ops, "MPI_Test")) return raise(*ops[0], r.mpi_class, r.message);
   const MPI_Request before = *request;
   const int rc = PMPI_Test(request, flag, status);
-  return settle("MPI_Test", 1, &before, request, ops, nullptr, false, rc);
+  return settle("MPI_Test", 1, &before, request, ops, {nullptr}, false, rc);
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
@@ -125,7 +145,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
       if (Result r = p2p::wait_host(*op, "MPI_Waitall")) return raise(*op, r.mpi_class, r.message);
   std::vector<MPI_Request> before(requests, requests + count);
   const int rc = PMPI_Waitall(count, requests, statuses);
-  return settle("MPI_Waitall", count, before.data(), requests, ops, statuses, true, rc);
+  return settle("MPI_Waitall", count, before.data(), requests, ops, all_slots(count, statuses), true, rc);
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
@@ -136,7 +156,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
   if (Result r = progress(ops, "MPI_Testall")) return raise(*first(ops), r.mpi_class, r.message);
   std::vector<MPI_Request> before(requests, requests + count);
   const int rc = PMPI_Testall(count, requests, flag, statuses);
-  return settle("MPI_Testall", count, before.data(), requests, ops, statuses, true, rc);
+  return settle("MPI_Testall", count, before.data(), requests, ops, all_slots(count, statuses), true, rc);
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
@@ -150,7 +170,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
     int flag = 0;
     const int rc = PMPI_Testany(count, requests, index, &flag, status);
     if (rc != MPI_SUCCESS || flag)
-      return settle("MPI_Waitany", count, before.data(), requests, ops, nullptr, false, rc);
+      return settle("MPI_Waitany", count, before.data(), requests, ops, std::vector<MPI_Status *>(count), false, rc);
     pause(spin);
   }
 }
@@ -163,7 +183,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
   if (Result r = progress(ops, "MPI_Testany")) return raise(*first(ops), r.mpi_class, r.message);
   std::vector<MPI_Request> before(requests, requests + count);
   const int rc = PMPI_Testany(count, requests, index, flag, status);
-  return settle("MPI_Testany", count, before.data(), requests, ops, nullptr, false, rc);
+  return settle("MPI_Testany", count, before.data(), requests, ops, std::vector<MPI_Status *>(count), false, rc);
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
@@ -176,7 +196,8 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
     if (Result r = progress(ops, "MPI_Waitsome")) return raise(*first(ops), r.mpi_class, r.message);
     const int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
     if (rc != MPI_SUCCESS || *outcount != 0)
-      return settle("MPI_Waitsome", incount, before.data(), requests, ops, statuses, true, rc);
+      return settle("MPI_Waitsome", incount, before.data(), requests, ops,
+                    some_slots(incount, *outcount, indices, statuses), true, rc);
     pause(spin);
   }
 }
@@ -189,7 +210,8 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
   if (Result r = progress(ops, "MPI_Testsome")) return raise(*first(ops), r.mpi_class, r.message);
   std::vector<MPI_Request> before(requests, requests + incount);
   const int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-  return settle("MPI_Testsome", incount, before.data(), requests, ops, statuses, true, rc);
+  return settle("MPI_Testsome", incount, before.data(), requests, ops, some_slots(incount, *outcount, indices, statuses),
+                true, rc);
 }
 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {

@@ -165,6 +165,40 @@ void truncation(Queue &Q) {
   MT_SAME_BYTES(got.data() + 100, want.data(), 60, "message after the truncated one");
 }
 
+// The same through MPI_Waitall: MPI_ERR_IN_STATUS, each status's MPI_ERROR says how it ended.
+void truncation_waitall(Queue &Q) {
+  if (g_size < 2 || g_rank > 1) return;
+  g_context = "truncation, MPI_Waitall";
+  const int peer = 1 - g_rank;
+  DevBuf a(100), b(100);
+  a.upload(pattern(100, key(6)));
+  MPI_Request r[2];
+  if (g_rank == 0) {
+    MT_OK(MPIX_Enqueue_send(a.p, 50, MPI_BYTE, peer, 10, MPI_COMM_WORLD, Q.q, &r[0]));
+    MT_OK(MPIX_Enqueue_send(a.p, 30, MPI_BYTE, peer, 10, MPI_COMM_WORLD, Q.q, &r[1]));
+  } else {
+    MT_OK(MPIX_Enqueue_recv(b.p, 40, MPI_BYTE, peer, 10, MPI_COMM_WORLD, Q.q, &r[0]));
+    MT_OK(MPIX_Enqueue_recv(b.p + 50, 40, MPI_BYTE, peer, 10, MPI_COMM_WORLD, Q.q, &r[1]));
+  }
+  MT_OK(MPIX_Enqueue_start(Q.q));
+  MT_OK(MPIX_Enqueue_wait(Q.q));
+  MPI_Status st[2];
+  if (g_rank == 0) {
+    MT_OK(MPI_Waitall(2, r, st));
+  } else {
+    const std::string msg = MT_EXPECT_ERROR(MPI_Waitall(2, r, st), MPI_ERR_IN_STATUS);
+    MT_CHECKF(contains(msg, "MPI_Waitall") && contains(msg, "MPIX_Enqueue_recv") && contains(msg, "50 bytes"), "%s",
+              msg.c_str());
+    MT_CHECKF(st[0].MPI_ERROR == MPI_ERR_TRUNCATE && st[1].MPI_ERROR == MPI_SUCCESS, "MPI_ERROR fields %d, %d",
+              st[0].MPI_ERROR, st[1].MPI_ERROR);
+    int count = -1;
+    MPI_Get_count(&st[1], MPI_BYTE, &count);
+    MT_CHECKF(count == 30, "count %d", count);
+    MT_CHECK(r[0] == MPI_REQUEST_NULL && r[1] == MPI_REQUEST_NULL);
+  }
+  MT_SYNC(Q.stream);
+}
+
 // Completion on the host: start only, then MPI_Test until done / MPI_Wait / MPI_Waitall enqueue the
 // receive lists themselves.
 void host_completion(Queue &Q) {
@@ -211,6 +245,7 @@ int main(int argc, char **argv) {
     ring(Q, 25);
     self_and_null(Q);
     truncation(Q);
+    truncation_waitall(Q);
     host_completion(Q);
     const unsigned long long before = MPIX_St_stream_ops_enqueued();
     ring(Q, 10);
