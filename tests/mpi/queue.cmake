@@ -38,3 +38,11 @@ endforeach()
 # Host time and stream operations per call, beside the host backend's stream task; 8-byte ping-pong.
 mpix_mpi_program(queue_overhead)
 mpix_mpi_runs(queue_overhead NP 2)
+# A rank killed before it sends: survivors' MPI_Wait fails cleanly (watchdog), no process and no
+# /dev/shm segment left (tests/mpi/kill_peer.sh checks the run, as for mpi.kill_peer).
+mpix_mpi_program(queue_kill_peer HOST_ONLY)
+add_test(NAME mpi.queue_kill_peer.np3 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/kill_peer.sh ${MPIEXEC_EXECUTABLE}
+         $<TARGET_FILE:test_queue_kill_peer> 1)
+string(REPLACE ";" " " queue_kill_peer_preflags "${MPIEXEC_PREFLAGS}")
+set_tests_properties(mpi.queue_kill_peer.np3 PROPERTIES LABELS mpi TIMEOUT 300
+  ENVIRONMENT "MPIX_ST_BACKEND=host;MPIX_ST_WATCHDOG_MS=1000;MPIX_TEST_MPIEXEC_PREFLAGS=${queue_kill_peer_preflags}")
