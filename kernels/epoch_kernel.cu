@@ -34,11 +34,20 @@ __device__ void put_lines(uint64_t area, uint64_t src_addr, uint64_t bytes, uint
   }
 }
 
-// A wait that timed out: the mailbox gets the first report of the process, the log every one.
-// Out of line, with its arguments by value: the message's arguments are packed in local memory,
-// which the kernel's own path never touches (README, How it works, "Local memory").
+// A wait that timed out, or ended at once behind an earlier timeout of its window (`after_fault`,
+// work::fault_skips): the mailbox gets the first report of the process, the log every one. A
+// timeout of its own first marks the window's fault word (before the mailbox, which the host reads
+// first), so the window's waits queued behind it end at once. Out of line, with its arguments by
+// value: the message's arguments are packed in local memory, which the kernel's own path never
+// touches (README, How it works, "Local memory").
 __device__ __noinline__ void report_wait_timeout(uint64_t mailbox_addr, uint32_t window_id, int peer, uint32_t reason,
-                                                 uint64_t watchdog_ns, uint64_t want, uint64_t seen) {
+                                                 uint64_t watchdog_ns, uint64_t want, uint64_t seen,
+                                                 uint64_t fault_addr, bool after_fault) {
+  if (fault_addr && !after_fault) {  // host memory: a plain store (concurrent markers store the same)
+    volatile uint64_t *fault = reinterpret_cast<volatile uint64_t *>(fault_addr);
+    *fault = mpix::work::kFaultPending | (*fault & 0xffffffffull);
+    mpix_fence_sys();
+  }
   auto *box = reinterpret_cast<mpix::work::WatchdogMailbox *>(mailbox_addr);
   if (atomicCAS(&box->fired, 0u, 1u) == 0u) {
     box->window_id = window_id;
@@ -47,14 +56,34 @@ __device__ __noinline__ void report_wait_timeout(uint64_t mailbox_addr, uint32_t
     box->expected = want;
     box->observed = seen;
     mpix_fence_sys();
-    printf("mpix-st watchdog: window %u waited %llu ms for %s #%llu from rank %d (flag at %llu)\n", window_id,
-           (unsigned long long)(watchdog_ns / 1000000ull), reason == mpix::work::kWaitPost ? "post" : "complete",
-           (unsigned long long)want, peer, (unsigned long long)seen);
+    if (after_fault)
+      printf("mpix-st watchdog: window %u: a wait for %s #%llu from rank %d ended at once behind an earlier timeout "
+             "of the window (flag at %llu)\n",
+             window_id, reason == mpix::work::kWaitPost ? "post" : "complete", (unsigned long long)want, peer,
+             (unsigned long long)seen);
+    else
+      printf("mpix-st watchdog: window %u waited %llu ms for %s #%llu from rank %d (flag at %llu)\n", window_id,
+             (unsigned long long)(watchdog_ns / 1000000ull), reason == mpix::work::kWaitPost ? "post" : "complete",
+             (unsigned long long)want, peer, (unsigned long long)seen);
   }
 }
+// The fault word of the launch's window (key 0: host-driven work, which has none): host-mapped,
+// after the mailbox (work::WatchdogArea).
+__device__ inline uint64_t fault_addr_of(uint64_t mailbox_addr, uint64_t window_key) {
+  if (!window_key) return 0;
+  return mailbox_addr + offsetof(mpix::work::WatchdogArea, fault) + mpix::work::window_slot(window_key) * 8ull;
+}
 template <typename Params>
-__device__ void report_timeout(const Params &p, const Item &it, uint64_t want, uint64_t seen) {
-  report_wait_timeout(p.h.mailbox_addr, p.h.window_id, it.peer, it.dtype, p.h.watchdog_ns, want, seen);
+__device__ void report_timeout(const Params &p, const Item &it, uint64_t want, uint64_t seen, bool after_fault = false) {
+  report_wait_timeout(p.h.mailbox_addr, p.h.window_id, it.peer, it.dtype, p.h.watchdog_ns, want, seen,
+                      fault_addr_of(p.h.mailbox_addr, p.h.window_key), after_fault);
+}
+// Whether the window's waits end at once (work::fault_skips). Read only by waits that have not
+// passed, and only where a watchdog is set (faults come from its timeouts).
+template <typename Params>
+__device__ bool fault_ends_wait(const Params &p, uint64_t fault_addr) {
+  return fault_addr && mpix::work::fault_skips(*reinterpret_cast<const volatile uint64_t *>(fault_addr), p.h.taken,
+                                               p.h.bits & mpix::work::kCheckAlive);
 }
 
 // Waits for items [first, first + count) with the block's threads; false when the watchdog fired.
@@ -89,8 +118,9 @@ __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t
     uint64_t *area = lines ? reinterpret_cast<uint64_t *>(p.items[i + 1].a) : nullptr;
     const bool hinted = lines && hints[i];
     uint64_t start = p.h.watchdog_ns ? mpix_clock_ns() : 0;
+    const uint64_t fault = p.h.watchdog_ns ? fault_addr_of(p.h.mailbox_addr, p.h.window_key) : 0;
     uint64_t seen;
-    for (;;) {
+    for (uint32_t polls = 0;; ++polls) {
       // The header's load goes first, so it is in flight with the flag's: polling both costs about
       // what polling the flag alone does.
       uint64_t w0 = 0, w1 = 0, d0 = 0, d1 = 0;
@@ -113,6 +143,12 @@ __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t
         break;
       }
       if (timed_out) break;
+      // Behind an earlier timeout of the window: at the first poll that found nothing, then every 64.
+      if ((polls & 63) == 0 && fault_ends_wait(p, fault)) {
+        report_timeout(p, it, want, seen, true);
+        timed_out = 1;
+        break;
+      }
       if (p.h.watchdog_ns && mpix_clock_ns() - start > p.h.watchdog_ns) {
         report_timeout(p, it, want, seen);
         timed_out = 1;
@@ -310,25 +346,28 @@ __device__ void copy_staged(const Item &it, uint64_t tid, uint64_t nthreads) {
   }
 }
 
-// The live-window words of a captured launch: its window's, and that of a post merged in front
-// (equal to the window's where there is none). Eager launches never check them (0, 0).
+// The live-window table's keys of a captured launch's entries: its window's, and that of a post
+// merged in front (0 where there is none; a value, never a choice between the table and the
+// launch's parameters, whose address would then escape and put them in local memory). Eager
+// launches never check them (0, 0).
 struct AliveWords {
-  uint32_t window, lead;
+  uint64_t window, lead;
 };
 __device__ AliveWords alive_words(const mpix::work::LaunchHeader &h) {
   if (!(h.bits & mpix::work::kCheckAlive)) return {0, 0};
-  const volatile uint32_t *table = reinterpret_cast<const volatile uint32_t *>(h.alive_addr);
-  const uint32_t window = table[mpix::work::window_alive_slot(h.window_id)];
-  return {window, h.lead_window_id ? table[mpix::work::window_alive_slot(h.lead_window_id)] : h.window_id + 1};
+  const volatile uint64_t *table = reinterpret_cast<const volatile uint64_t *>(h.table_addr);
+  const uint64_t window = table[mpix::work::window_slot(h.window_key)];
+  const uint64_t lead = h.lead_window_id ? table[mpix::work::window_slot(h.lead_key)] : 0;
+  return {window, lead};
 }
 
-// A replayed launch whose window (or merged post's window) was freed: report it once and touch
-// nothing more (its memory and its peers' mappings are gone; its own flag memory stays mapped,
-// see the kernel).
+// A replayed launch whose window (or merged post's window) was freed: its entry holds another
+// window's key, or none. Report it once and touch nothing more (its memory and its peers' mappings
+// are gone; its own flag memory stays mapped, see the kernel).
 __device__ bool window_freed(const mpix::work::LaunchHeader &h, AliveWords alive) {
   if (!(h.bits & mpix::work::kCheckAlive)) return false;
-  const bool lead_alive = !h.lead_window_id || alive.lead == h.lead_window_id + 1;
-  if (alive.window == h.window_id + 1 && lead_alive) return false;
+  const bool lead_alive = !h.lead_window_id || (h.lead_key && alive.lead == h.lead_key);
+  if (h.window_key && alive.window == h.window_key && lead_alive) return false;
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     auto *box = reinterpret_cast<mpix::work::WatchdogMailbox *>(h.mailbox_addr);
     if (atomicCAS(&box->fired, 0u, 1u) == 0u) {

@@ -4,6 +4,7 @@
 // Executing the items of one list in that order is the whole epoch protocol of doc/design.md, The
 // epoch protocol. Plain data only: the list travels to the GPU by value as kernel parameters.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 // Helpers used by host code and by the kernels alike.
@@ -180,7 +181,7 @@ constexpr int kLaunchCapacities[] = {4, 16, 40, kItemsPerLaunch};
 enum LaunchBits : uint16_t {
   kOrdered = 1,            // accumulates apply in list order (MPI's default accumulate ordering)
   kSkipIfWatchdogFired = 2,  // the rest of a list whose first launch may have timed out
-  kCheckAlive = 4,           // captured launch: do nothing if its window was freed (alive_addr)
+  kCheckAlive = 4,           // captured launch: do nothing if its window was freed (window_key)
   // No launch of the list moves data (a post; a complete that put and got nothing, or put lines
   // only, which order themselves): its signals are relaxed stores, and no fence precedes them.
   // What precedes them on the stream ended at a kernel boundary, and the memory peers then reach
@@ -200,14 +201,17 @@ struct LaunchHeader {
   uint16_t reserved;
   uint32_t window_id;      // diagnostics
   uint32_t ticket_expect;  // multi-block launches: ticket value the last block observes
-  // kCheckAlive: a post of another window merged in front (src/backend/list_merge.h) signals into
-  // that window's peers, so replays check it is alive too; 0: none.
+  // A post of another window merged in front (src/backend/list_merge.h) signals into that window's
+  // peers, so replays check it is alive too (lead_key); 0: none. Diagnostics, as window_id.
   uint32_t lead_window_id;
-  uint32_t reserved2;
+  uint32_t taken;          // the window's reports taken when the list was enqueued (fault_skips)
   uint64_t watchdog_ns;    // 0: wait forever
   uint64_t ticket_addr;    // multi-block launches: device counter shared by the blocks
-  uint64_t mailbox_addr;   // host-mapped WatchdogMailbox
-  uint64_t alive_addr;     // kCheckAlive: the table of live windows (window_alive_slot)
+  uint64_t mailbox_addr;   // host-mapped WatchdogArea (its mailbox first, then the fault words)
+  uint64_t table_addr;     // the live-window table (uint64_t keys[kWindowSlots])
+  // The window's key in that table (window_slot: its entry); 0: none (host-driven work), and then
+  // the list neither checks nor marks faults. lead_key: lead_window_id's key (kCheckAlive).
+  uint64_t window_key, lead_key;
   uint64_t trace_addr;     // MPIX_ST_TRACE: the process's TraceLog (launch_trace.h); 0: off
   // A list that rings a network doorbell (src/core/remote_epochs.cpp): the host-mapped word it
   // sets when a wait the watchdog ended skips its signals, so that no later ring of the window is
@@ -215,11 +219,37 @@ struct LaunchHeader {
   uint64_t skip_addr;
 };
 
-// Table of live windows, kept by each backend for replays of captured graphs: entry
-// window_alive_slot(id) holds id + 1 while window `id` exists, 0 after MPI_Win_free. A replayed
-// launch of a freed window finds a mismatch, reports kFreedWindow and touches nothing.
-constexpr uint32_t kAliveSlots = 1u << 16;
-inline constexpr uint32_t window_alive_slot(uint32_t window_id) { return window_id % kAliveSlots; }
+// The live-window table, one per process and backend: the key of the live window each entry holds
+// (0: none), in host memory or in device memory the kernels read (src/backend/window_table.h keeps
+// the host's side). A window holds one entry from its creation to MPI_Win_free, and no other live
+// window holds that entry meanwhile. Its key names the entry (window_slot) and the entry's
+// generation, which grows each time the entry serves a new window, so a key is never given twice:
+// a replayed launch whose window was freed finds another key (or 0) in the entry, however many
+// windows came and went since, reports kFreedWindow and touches nothing. Window creation fails
+// when every entry holds a live window.
+constexpr uint32_t kWindowSlotBits = 16;
+constexpr uint32_t kWindowSlots = 1u << kWindowSlotBits;
+constexpr uint64_t kWindowGenerations = (uint64_t(1) << (64 - kWindowSlotBits)) - 1;  // 1 .. this
+inline constexpr uint64_t window_key(uint64_t generation, uint32_t slot) {
+  return generation << kWindowSlotBits | slot;
+}
+inline constexpr uint32_t window_slot(uint64_t key) { return static_cast<uint32_t>(key & (kWindowSlots - 1)); }
+// Failing fast: each entry has a fault word (kFaultPending | reports taken, in its low 32 bits),
+// marked pending when a stream wait of the entry's window times out, so that the window's lists
+// queued behind it end their waits at once with the same report instead of each waiting the full
+// watchdog for a peer that is gone. The host clears the mark when the program takes the report (a
+// call on the window, a stream synchronisation), leaving the count of reports taken: lists
+// enqueued before then (their `taken` lower) still end at once, lists enqueued after wait as
+// usual. The words are host memory (device backends: host-mapped, after the mailbox, see
+// WatchdogArea), so that the host reads and writes them without a stream operation.
+constexpr uint64_t kFaultPending = uint64_t(1) << 63;
+// Whether a list whose wait has not passed ends it at once: a report of its window is pending, or
+// (lists enqueued eagerly) the program took one after the list was enqueued. A replay of a captured
+// list was never enqueued by a call, so only a pending report ends its waits.
+MPIX_HOST_DEVICE inline bool fault_skips(uint64_t fault, uint32_t taken, bool captured) {
+  if (fault & kFaultPending) return true;
+  return !captured && static_cast<int32_t>(static_cast<uint32_t>(fault) - taken) > 0;
+}
 
 // The value a wait expects or a stored signal carries (kCursor: relative to the cursor word).
 MPIX_HOST_DEVICE inline uint64_t item_value(const Item &it) {
@@ -250,6 +280,13 @@ struct WatchdogMailbox {
   uint64_t expected;
   uint64_t observed;
 };
+// A device backend's host-mapped watchdog memory (LaunchHeader::mailbox_addr): the mailbox, then
+// the fault word of each live-window table entry.
+struct WatchdogArea {
+  WatchdogMailbox mailbox;
+  uint64_t fault[kWindowSlots];
+};
+static_assert(offsetof(WatchdogArea, mailbox) == 0, "collective kernels read the mailbox at mailbox_addr");
 
 // Element-wise accumulate operator, shared by host and device code.
 template <typename T>

@@ -84,6 +84,9 @@ struct WatchdogReport {
   uint64_t expected = 0, observed = 0;
   const void *stream = nullptr;  // the stream that ran the list (null where the backend cannot tell)
   uint64_t more = 0;             // later timeouts on the same window, folded into this report
+  // The wait ended at once, behind an earlier timeout of its window or communicator
+  // (work::fault_skips), not by its own watchdog.
+  bool after_fault = false;
 };
 
 // Error codes of backend calls (0 = success); the core maps them to MPI error classes.
@@ -141,7 +144,9 @@ class Backend {
   // Whether `stream` is being captured into a graph (CUDA/HIP stream capture, or an
   // MPIX_Host_stream between begin and end of capture). Work enqueued then runs at each replay.
   virtual int capture_status(void *stream, bool *capturing) = 0;
-  // The table of live windows that replays of captured launches check (work::kAliveSlots).
+  // The live-window table (work::window_key, backend/window_table.h): window `window_id` takes an
+  // entry no live window holds (alive), or gives it back (not alive; replays of its captured
+  // graphs then do nothing). kErrNoMemory when every entry holds a live window (last_error says so).
   virtual int set_window_alive(uint32_t window_id, bool alive) = 0;
   // Host read of a flag in this process's flag memory.
   virtual uint64_t read_flag(const uint64_t *flag) = 0;

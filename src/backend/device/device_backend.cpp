@@ -57,13 +57,13 @@ bool DeviceBackend::init(std::string *why) {
   choose_waits();
   // MPIX_ST_LAUNCH_OVERLAP=0 turns it off (kernels/launch_overlap.h); devices without it ignore it.
   overlap_capable_ = settings::flag(Id::MPIX_ST_LAUNCH_OVERLAP) && mpix_kernels_support_overlap();
-  if (gpuHostAlloc(reinterpret_cast<void **>(&mailbox_), sizeof *mailbox_, gpuHostAllocMapped) != gpuSuccess ||
+  if (gpuHostAlloc(reinterpret_cast<void **>(&area_), sizeof *area_, gpuHostAllocMapped) != gpuSuccess ||
       MPIX_GPU(Malloc)(reinterpret_cast<void **>(&tickets_), kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
       MPIX_GPU(Memset)(tickets_, 0, kTicketSlots * sizeof(uint32_t)) != gpuSuccess ||
       MPIX_GPU(Malloc)(reinterpret_cast<void **>(&barriers_), kBarrierSlots * 4 * sizeof(uint32_t)) != gpuSuccess ||
       MPIX_GPU(Memset)(barriers_, 0, kBarrierSlots * 4 * sizeof(uint32_t)) != gpuSuccess ||
-      MPIX_GPU(Malloc)(reinterpret_cast<void **>(&alive_), work::kAliveSlots * sizeof(uint32_t)) != gpuSuccess ||
-      MPIX_GPU(Memset)(alive_, 0, work::kAliveSlots * sizeof(uint32_t)) != gpuSuccess ||
+      MPIX_GPU(Malloc)(reinterpret_cast<void **>(&keys_), work::kWindowSlots * sizeof(uint64_t)) != gpuSuccess ||
+      MPIX_GPU(Memset)(keys_, 0, work::kWindowSlots * sizeof(uint64_t)) != gpuSuccess ||
       !allocate_launch_trace() ||
       // Those memsets ran on the legacy stream, which the users' non-blocking streams do not wait for.
       MPIX_GPU(DeviceSynchronize)() != gpuSuccess ||
@@ -71,7 +71,8 @@ bool DeviceBackend::init(std::string *why) {
     *why = std::string(MPIX_GPU_BACKEND_NAME) + ": start-up allocations failed";
     return false;
   }
-  std::memset(mailbox_, 0, sizeof *mailbox_);
+  std::memset(area_, 0, sizeof *area_);
+  mailbox_ = &area_->mailbox;
   return true;
 }
 
@@ -111,6 +112,9 @@ std::string DeviceBackend::last_error() const {
 }
 
 // One mailbox per process holds the first timeout (until taken); it does not know the stream.
+// Taking a window's report clears the pending mark of its fault word, leaving the count of reports
+// taken: its lists enqueued before still end their waits at once, those enqueued after wait as
+// usual (work::fault_skips).
 bool DeviceBackend::take_watchdog_report(WatchdogReport *out, uint32_t window_id, const void *) {
   volatile work::WatchdogMailbox *box = mailbox_;
   if (!box->fired) return false;
@@ -118,6 +122,10 @@ bool DeviceBackend::take_watchdog_report(WatchdogReport *out, uint32_t window_id
   if (window_id && box->window_id != window_id) return false;
   *out = WatchdogReport{box->window_id, box->peer, box->reason, box->expected, box->observed};
   box->fired = 0;
+  if (out->reason == work::kWaitPost || out->reason == work::kWaitComplete)
+    if (const uint64_t key = table_.key_of(out->window_id))
+      if (const uint32_t taken = table_.take_report(key))
+        reinterpret_cast<volatile uint64_t *>(area_->fault)[work::window_slot(key)] = taken;
   return true;
 }
 

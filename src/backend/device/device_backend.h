@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/window_table.h"
 #include "kernels/epoch_launch.h"
 #include "runtime_map.h"
 
@@ -107,8 +108,15 @@ class DeviceBackend final : public Backend {
   void wait_outside_kernels(void *stream, const WorkList &list);
   bool is_large_copy(const work::Item &it) const;
   bool has_large_copy(const WorkList &list) const;
+  // A list's windows in the live-window table (work::LaunchHeader: window_key, lead_key, taken);
+  // all 0 for host-driven work, which neither checks nor marks faults.
+  struct ListKeys {
+    uint64_t window = 0, lead = 0;
+    uint32_t taken = 0;
+  };
+  ListKeys keys_of(const WorkList &list) const;
   template <class Launch>
-  int for_each_launch(const WorkList &list, uint16_t bits, Launch &&launch);
+  int for_each_launch(const WorkList &list, const ListKeys &keys, uint16_t bits, Launch &&launch);
   int launch_all(void *stream, const WorkList &list, bool user_stream, uint16_t bits = 0);
   bool one_launch(const WorkList &list, work::LaunchParams *params, int *blocks);
 
@@ -125,7 +133,8 @@ class DeviceBackend final : public Backend {
   static constexpr uint64_t kSpreadBlocks = 64, kSpreadBlockBytes = 4096;
   uint64_t spread_blocks_ = kSpreadBlocks;  // MPIX_ST_COPY_SPREAD_BLOCKS
   uint64_t copy_engine_bytes_ = 128ull << 20;
-  work::WatchdogMailbox *mailbox_ = nullptr;  // host-mapped, written by a timed-out wait
+  work::WatchdogMailbox *mailbox_ = nullptr;  // host-mapped, written by a timed-out wait (area_'s)
+  work::WatchdogArea *area_ = nullptr;        // host-mapped: the mailbox and the fault words
   uint32_t *tickets_ = nullptr;               // block-completion counters of multi-block launches
   std::atomic<uint32_t> next_ticket_{0};
   uint32_t *barriers_ = nullptr;  // grid-barrier words of collective launches (kBarrierSlots x 4)
@@ -135,7 +144,8 @@ class DeviceBackend final : public Backend {
   WaitMode wait_mode_ = WaitMode::automatic;
   bool time_sliced_ = false, memop_waits_ = false, overlap_capable_ = false;
   std::string device_id_;
-  uint32_t *alive_ = nullptr;                 // live windows (work::window_alive_slot), device memory
+  uint64_t *keys_ = nullptr;                  // the live-window table the kernels read, device memory
+  WindowTable table_;                         // which entry each live window holds (host side)
   work::TraceLog *trace_ = nullptr;           // MPIX_ST_TRACE: the launch trace's log, device memory
   std::map<void *, size_t> flag_blocks_;      // every flag allocation and its size (never freed)
   std::multimap<size_t, void *> spare_flags_;  // by size: those whose window or communicator was freed

@@ -106,12 +106,23 @@ void DeviceBackend::wait_outside_kernels(void *stream, const WorkList &list) {
   }
 }
 
+// The list's windows in the live-window table: both are live while their calls enqueue (or
+// capture) it. The hint makes an eager enqueue of the window the thread enqueued last lock-free.
+DeviceBackend::ListKeys DeviceBackend::keys_of(const WorkList &list) const {
+  thread_local uint32_t hint = 0;
+  ListKeys k;
+  k.window = table_.key_of(list.window_id, &hint);
+  k.lead = table_.key_of(list.lead_window_id);
+  k.taken = table_.reports_taken(k.window);
+  return k;
+}
+
 // Splits the list into launches of at most kItemsPerLaunch items, preserving the order
 // leading signals < waits < ops < signals; a list that fits (every Faces exchange does) is one
 // launch. Trailing ops start a launch of their own (all blocks copy, after the trailing waits of
 // the one before). Calls launch(params, blocks) for each, in order; stops at its first error.
 template <class Launch>
-int DeviceBackend::for_each_launch(const WorkList &list, uint16_t bits, Launch &&launch) {
+int DeviceBackend::for_each_launch(const WorkList &list, const ListKeys &keys, uint16_t bits, Launch &&launch) {
   // MPI orders accumulates of one origin by default: a list holding several runs each launch as
   // one block that applies them in order (see the kernel); the launches of a list that needs
   // more than one run in stream order, which keeps them ordered across launches too.
@@ -152,7 +163,10 @@ int DeviceBackend::for_each_launch(const WorkList &list, uint16_t bits, Launch &
     p.h.lead_window_id = list.lead_window_id;
     p.h.watchdog_ns = list.watchdog_ns;
     p.h.mailbox_addr = reinterpret_cast<uint64_t>(mailbox_);
-    p.h.alive_addr = reinterpret_cast<uint64_t>(alive_);
+    p.h.table_addr = reinterpret_cast<uint64_t>(keys_);
+    p.h.window_key = keys.window;
+    p.h.lead_key = keys.lead;
+    p.h.taken = keys.taken;
     p.h.trace_addr = reinterpret_cast<uint64_t>(trace_);
     p.h.skip_addr = list.skip_word;
     uint16_t *counts[6] = {&p.h.nlead, &p.h.nwait, &p.h.ncopy, &p.h.nsignal, &p.h.ntrail, &p.h.ncount};
@@ -200,9 +214,10 @@ int DeviceBackend::for_each_launch(const WorkList &list, uint16_t bits, Launch &
   return kOk;
 }
 
-// `user_stream`: counts toward stream_ops_enqueued() (host-driven work on the internal stream does not).
+// `user_stream`: counts toward stream_ops_enqueued() (host-driven work on the internal stream does
+// not, nor does it check or mark faults: its caller reports a timeout at once, and may retry).
 int DeviceBackend::launch_all(void *stream, const WorkList &list, bool user_stream, uint16_t bits) {
-  return for_each_launch(list, bits, [&](const work::LaunchParams &p, int blocks) {
+  return for_each_launch(list, user_stream ? keys_of(list) : ListKeys{}, bits, [&](const work::LaunchParams &p, int blocks) {
     int err = mpix_launch_epoch_kernel(p, blocks, kThreadsPerBlock, stream, user_stream && launch_overlap());
     if (err != 0)
       return fail(kErrRuntime, std::string("epoch kernel launch: ") +
@@ -216,7 +231,7 @@ int DeviceBackend::launch_all(void *stream, const WorkList &list, bool user_stre
 // more (merging under capture needs one).
 bool DeviceBackend::one_launch(const WorkList &list, work::LaunchParams *params, int *blocks) {
   int launches = 0;
-  (void)for_each_launch(list, 0, [&](const work::LaunchParams &p, int b) {
+  (void)for_each_launch(list, keys_of(list), 0, [&](const work::LaunchParams &p, int b) {
     if (++launches == 1) {
       *params = p;
       *blocks = b;

@@ -167,12 +167,24 @@ int DeviceBackend::copy_to_device(void *dst, const void *src, size_t bytes) {
   return check(e, "copy to device");
 }
 
+// The window's entry of the live-window table: its key and a clear fault word, or a key of 0.
 int DeviceBackend::set_window_alive(uint32_t window_id, bool alive) {
-  const uint32_t value = alive ? window_id + 1 : 0;
-  gpuError_t e = MPIX_GPU(MemcpyAsync)(alive_ + work::window_alive_slot(window_id), &value, sizeof value,
+  uint64_t key = alive ? table_.acquire(window_id) : table_.release(window_id);
+  if (!key) {
+    if (!alive) return kOk;
+    return fail(kErrNoMemory, "all " + std::to_string(table_.capacity()) +
+                                  " entries of the live-window table hold live windows: free a window first");
+  }
+  const uint64_t value = alive ? key : 0;
+  if (alive) reinterpret_cast<volatile uint64_t *>(area_->fault)[work::window_slot(key)] = 0;
+  gpuError_t e = MPIX_GPU(MemcpyAsync)(keys_ + work::window_slot(key), &value, sizeof value,
                                        MPIX_GPU(MemcpyHostToDevice), internal_);
   if (e == gpuSuccess) e = MPIX_GPU(StreamSynchronize)(internal_);
-  return check(e, "window table update");
+  if (int st = check(e, "window table update")) {
+    if (alive) table_.release(window_id);
+    return st;
+  }
+  return kOk;
 }
 
 uint64_t DeviceBackend::read_flag(const uint64_t *flag) {

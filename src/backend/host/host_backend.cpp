@@ -9,12 +9,14 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
 #include "backend/backend.h"
 #include "backend/launch_trace_file.h"
 #include "backend/list_merge.h"
+#include "backend/window_table.h"
 #include "host_exec.h"
 #include "host_stream.h"
 #include "shm_segments.h"
@@ -142,18 +144,28 @@ class HostBackend final : public Backend {
     HostStream &hs = static_cast<mpix_host_stream *>(stream)->stream;
     if (list.captured && hs.capturing() && graph_merge_enabled()) return enqueue_captured(hs, stream, list);
     ++ops_;
-    hs.enqueue([this, list, stream] { return run_list(list, stream); });
+    hs.enqueue([this, list, stream, keys = keys_of(list)] { return run_list(list, stream, keys); });
     return kOk;
   }
 
+  // A collective queued behind one of its communicator's that timed out ends its waits at once
+  // too, as an epoch list does behind its window's (work::fault_skips; the fault word per
+  // communicator lives here, in host memory).
   int enqueue_collective(void *stream, coll::Args args) override {
     if (!stream) return fail(kErrUnsupported, "null stream: the host backend needs an MPIX_Host_stream");
     ++ops_;
     args.trace = reinterpret_cast<uint64_t>(trace_);
-    static_cast<mpix_host_stream *>(stream)->stream.enqueue([this, args, stream] {
+    HostStream &hs = static_cast<mpix_host_stream *>(stream)->stream;
+    CommFault *cf = comm_fault(args.comm_id);
+    const host_exec::FaultWatch watch{&cf->fault, cf->taken.load(std::memory_order_acquire), hs.capturing()};
+    hs.enqueue([this, args, stream, watch, cf] {
       WatchdogReport report;
-      const int st = host_exec::run_collective(args, &report);
-      if (st == kErrTimeout) keep_report(report, stream);
+      host_exec::FaultWatch w = watch;
+      const int st = host_exec::run_collective(args, &report, &w);
+      if (st == kErrTimeout) {
+        if (!report.after_fault) std::atomic_ref<uint64_t>(cf->fault).fetch_or(work::kFaultPending);
+        keep_report(report, stream);
+      }
       return st;
     });
     return kOk;
@@ -164,7 +176,7 @@ class HostBackend final : public Backend {
     return kOk;
   }
 
-  int execute(const WorkList &list) override { return run_list(list, nullptr); }
+  int execute(const WorkList &list) override { return run_list(list, nullptr, ListKeys{}); }
 
   int synchronize(void *stream) override {
     if (!stream) return kOk;
@@ -177,7 +189,17 @@ class HostBackend final : public Backend {
   }
 
   int set_window_alive(uint32_t window_id, bool alive) override {
-    alive_[work::window_alive_slot(window_id)].store(alive ? window_id + 1 : 0, std::memory_order_release);
+    if (!alive) {
+      if (const uint64_t key = table_.release(window_id))
+        std::atomic_ref<uint64_t>(keys_[work::window_slot(key)]).store(0, std::memory_order_release);
+      return kOk;
+    }
+    const uint64_t key = table_.acquire(window_id);
+    if (!key)
+      return fail(kErrNoMemory, "all " + std::to_string(table_.capacity()) +
+                                    " entries of the live-window table hold live windows: free a window first");
+    std::atomic_ref<uint64_t>(faults_[work::window_slot(key)]).store(0, std::memory_order_relaxed);
+    std::atomic_ref<uint64_t>(keys_[work::window_slot(key)]).store(key, std::memory_order_release);
     return kOk;
   }
 
@@ -185,15 +207,26 @@ class HostBackend final : public Backend {
     return std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(flag)).load(std::memory_order_acquire);
   }
 
+  // Taking a report tells the program: its window's (or communicator's) fault word keeps failing
+  // the lists enqueued before, no longer those enqueued after (work::fault_skips).
   bool take_watchdog_report(WatchdogReport *out, uint32_t window_id, const void *stream) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = watchdog_.begin(); it != watchdog_.end(); ++it) {
-      if ((window_id && it->window_id != window_id) || (stream && it->stream != stream)) continue;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = std::find_if(watchdog_.begin(), watchdog_.end(), [&](const WatchdogReport &r) {
+        return (!window_id || r.window_id == window_id) && (!stream || r.stream == stream);
+      });
+      if (it == watchdog_.end()) return false;
       *out = *it;
       watchdog_.erase(it);
-      return true;
     }
-    return false;
+    if (out->reason == work::kWaitCollective) {
+      CommFault *cf = comm_fault(out->window_id);
+      std::atomic_ref<uint64_t>(cf->fault).store(cf->taken.fetch_add(1) + 1, std::memory_order_release);
+    } else if (const uint64_t key = table_.key_of(out->window_id)) {
+      if (const uint32_t taken = table_.take_report(key))
+        std::atomic_ref<uint64_t>(faults_[work::window_slot(key)]).store(taken, std::memory_order_release);
+    }
+    return true;
   }
 
   uint64_t stream_ops_enqueued() const override { return ops_.load(); }
@@ -205,6 +238,31 @@ class HostBackend final : public Backend {
     size_t index = 0;
     WorkList list;
   };
+  // A list's windows in the live-window table, looked up when it is enqueued (both are live then),
+  // and its window's reports the program had taken by then.
+  struct ListKeys {
+    uint64_t window = 0, lead = 0;
+    uint32_t taken = 0;
+  };
+  ListKeys keys_of(const WorkList &list) const {
+    ListKeys k;
+    k.window = table_.key_of(list.window_id);
+    k.lead = table_.key_of(list.lead_window_id);
+    k.taken = table_.reports_taken(k.window);
+    return k;
+  }
+  // A communicator's fault word (work::fault_skips), made at its first collective; kept for the
+  // process's life (a few words per communicator that ran collectives).
+  struct CommFault {
+    uint64_t fault = 0;  // through std::atomic_ref
+    std::atomic<uint32_t> taken{0};
+  };
+  CommFault *comm_fault(uint32_t comm_id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto &slot = comm_faults_[comm_id];
+    if (!slot) slot = std::make_unique<CommFault>();
+    return slot.get();
+  }
 
   // Joins the previous captured list where it is the capture's last task and one run can do both
   // (list_merge.h), as the device backend joins kernel nodes; else records the list as a task.
@@ -213,11 +271,12 @@ class HostBackend final : public Backend {
     auto it = tails_.find(stream);
     if (it != tails_.end() && it->second.capture == hs.capture_id() && it->second.index + 1 == hs.captured_count() &&
         merge_captured(it->second.list, list)) {  // untouched where it refuses
-      hs.replace_last_captured([this, merged = it->second.list, stream] { return run_list(merged, stream); });
+      hs.replace_last_captured(
+          [this, merged = it->second.list, stream, keys = keys_of(it->second.list)] { return run_list(merged, stream, keys); });
       return kOk;
     }
     ++ops_;
-    hs.enqueue([this, list, stream] { return run_list(list, stream); });
+    hs.enqueue([this, list, stream, keys = keys_of(list)] { return run_list(list, stream, keys); });
     tails_[stream] = CaptureTail{hs.capture_id(), hs.captured_count() - 1, list};
     return kOk;
   }
@@ -231,22 +290,30 @@ class HostBackend final : public Backend {
 
   // A timeout is kept as the window's report until a call on that window, a synchronisation of
   // that stream, or MPIX_St_check takes it; later ones on the same window and stream are counted
-  // in it.
-  int run_list(const WorkList &list, const void *stream) {
+  // in it. A timeout marks the window's fault word, so that its lists queued behind end their
+  // waits at once (host-driven work, on no stream, neither marks nor reads it: its caller reports
+  // at once, and may retry).
+  int run_list(const WorkList &list, const void *stream, const ListKeys &keys) {
     WatchdogReport report;
     std::string why;
     int st = kOk;
-    const auto freed = [this](uint32_t id) {
-      return id && alive_[work::window_alive_slot(id)].load(std::memory_order_acquire) != id + 1;
+    // A captured list's window (or merged post's) was freed: its entry holds another key, or none.
+    const auto freed = [this](uint32_t id, uint64_t key) {
+      return id && (!key || std::atomic_ref<uint64_t>(keys_[work::window_slot(key)]).load(std::memory_order_acquire) != key);
     };
-    if (list.captured && (freed(list.window_id) || freed(list.lead_window_id))) {
+    const bool window_freed = freed(list.window_id, keys.window);
+    if (list.captured && (window_freed || freed(list.lead_window_id, keys.lead))) {
       report = WatchdogReport{};
-      report.window_id = freed(list.window_id) ? list.window_id : list.lead_window_id;
+      report.window_id = window_freed ? list.window_id : list.lead_window_id;
       report.peer = -1;
       report.reason = work::kFreedWindow;
       st = kErrTimeout;  // kept as the window's report, like a watchdog event
     } else {
-      st = host_exec::run(list, &report, &why, trace_);
+      uint64_t *fault = stream && keys.window ? &faults_[work::window_slot(keys.window)] : nullptr;
+      host_exec::FaultWatch watch{fault, keys.taken, list.captured};
+      st = host_exec::run(list, &report, &why, trace_, fault ? &watch : nullptr);
+      if (st == kErrTimeout && fault && !report.after_fault)
+        std::atomic_ref<uint64_t>(*fault).fetch_or(work::kFaultPending, std::memory_order_acq_rel);
     }
     if (st == kErrTimeout && !stream) {  // host-driven: the caller reports it now
       return fail(st, "the watchdog ended a wait for window rank " + std::to_string(report.peer) + " (it expected " +
@@ -284,7 +351,10 @@ class HostBackend final : public Backend {
   std::atomic<uint64_t> ops_{0};
   std::mutex tails_mu_;
   std::map<void *, CaptureTail> tails_;  // by stream
-  std::atomic<uint32_t> alive_[work::kAliveSlots] = {};  // live windows, for replays of captured lists
+  WindowTable table_;                                  // which entry each live window holds
+  uint64_t keys_[work::kWindowSlots] = {};    // the live-window table the streams read (std::atomic_ref)
+  uint64_t faults_[work::kWindowSlots] = {};  // its entries' fault words (work::fault_skips)
+  std::map<uint32_t, std::unique_ptr<CommFault>> comm_faults_;  // by communicator id (under mu_)
   work::TraceLog *trace_ = nullptr;  // MPIX_ST_TRACE: the launch trace's log (never freed: MPI_Finalize reads it)
 };
 

@@ -27,8 +27,8 @@ void reduce_typed(const Dsts &dsts, int ndst, const Srcs &srcs, int nsrc, uint64
 
 class HostCollExecutor {
  public:
-  HostCollExecutor(const coll::Args &a, WatchdogReport *report, LaunchStamps *stamp)
-      : a_(a), report_(report), stamp_(stamp), waited_ns_(stamp->on() ? clock_ns() : 0) {}
+  HostCollExecutor(const coll::Args &a, WatchdogReport *report, LaunchStamps *stamp, FaultWatch *watch)
+      : a_(a), report_(report), stamp_(stamp), watch_(watch), waited_ns_(stamp->on() ? clock_ns() : 0) {}
 
   bool ok() const { return ok_; }
   uint64_t load(const uint64_t *p) const { return word(p).load(std::memory_order_acquire); }
@@ -37,8 +37,9 @@ class HostCollExecutor {
   void wait(const uint64_t *flag, uint64_t want, int peer) {
     if (!ok_) return;
     uint64_t seen = 0;
-    if (wait_at_least(flag, want, a_.watchdog_ns, &seen)) return note_waited();
+    if (wait_at_least(flag, want, a_.watchdog_ns, &seen, watch_)) return note_waited();
     *report_ = WatchdogReport{a_.comm_id, peer, work::kWaitCollective, want, seen};
+    report_->after_fault = watch_ && watch_->ended;
     ok_ = false;
   }
   void wait_all(const uint64_t *first, uint64_t peers, uint64_t want) {
@@ -125,13 +126,14 @@ class HostCollExecutor {
           w1 = word(line(lines, u, 1)).load(std::memory_order_relaxed);
           return coll::line_has(w0, w1, tag);
         },
-        a_.watchdog_ns);
+        a_.watchdog_ns, watch_);
     if (ready) {
       *payload = coll::line_payload(w0, w1);
       note_waited();
       return true;
     }
     *report_ = WatchdogReport{a_.comm_id, peer, work::kWaitCollective, round, coll::line_round_seen(w0)};
+    report_->after_fault = watch_ && watch_->ended;
     ok_ = false;
     return false;
   }
@@ -162,16 +164,17 @@ class HostCollExecutor {
   const coll::Args &a_;
   WatchdogReport *report_;
   LaunchStamps *stamp_;
+  FaultWatch *watch_;
   uint64_t waited_ns_;
   bool ok_ = true;
 };
 
 }  // namespace
 
-int run_collective(const coll::Args &args, WatchdogReport *report) {
+int run_collective(const coll::Args &args, WatchdogReport *report, FaultWatch *watch) {
   LaunchStamps stamp(reinterpret_cast<work::TraceLog *>(args.trace), args.comm_id, work::trace_collective_parts(args.kind));
   stamp(work::kTraceEnter);
-  HostCollExecutor x(args, report, &stamp);
+  HostCollExecutor x(args, report, &stamp, watch);
   coll::run_schedule(x, args, 0, 1);
   stamp(work::kTraceExit);
   return x.ok() ? kOk : kErrTimeout;

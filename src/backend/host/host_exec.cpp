@@ -59,11 +59,12 @@ void put_lines(const Item &put, const Item &tag_item) {
 }
 
 // A wait item; `companion` is the item after it (a kWaitLines item's kLineArea).
-bool wait_item(const Item &it, const Item *companion, uint64_t want, uint64_t watchdog_ns, uint64_t *seen) {
+bool wait_item(const Item &it, const Item *companion, uint64_t want, uint64_t watchdog_ns, uint64_t *seen,
+               FaultWatch *watch) {
   const bool lines = it.kind == work::kWaitLines && companion;
   const uint32_t tag = lines ? coll::line_tag(want) : 0;
   return wait_until([&] { return (*seen = load_acquire(it.a)) >= want || (lines && take_lines(*companion, tag)); },
-                    watchdog_ns);
+                    watchdog_ns, watch);
 }
 
 bool cma_transfer(bool write, int pid, void *local, uint64_t remote, uint64_t bytes, std::string *why) {
@@ -269,14 +270,15 @@ void count(const WorkList &list) {
       std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(sig.a)).fetch_add(sig.b, std::memory_order_release);
 }
 
-bool wait_all(const std::vector<Item> &waits, const WorkList &list, WatchdogReport *report) {
+bool wait_all(const std::vector<Item> &waits, const WorkList &list, WatchdogReport *report, FaultWatch *watch) {
   for (size_t i = 0; i < waits.size(); ++i) {
     const Item &it = waits[i];
     if (work::is_companion(it.kind)) continue;
     uint64_t seen = 0;
     const uint64_t want = work::item_value(it);
-    if (!wait_item(it, i + 1 < waits.size() ? &waits[i + 1] : nullptr, want, list.watchdog_ns, &seen)) {
+    if (!wait_item(it, i + 1 < waits.size() ? &waits[i + 1] : nullptr, want, list.watchdog_ns, &seen, watch)) {
       *report = WatchdogReport{list.window_id, it.peer, it.dtype, want, seen};
+      report->after_fault = watch && watch->ended;
       return false;
     }
   }
@@ -302,10 +304,10 @@ void pause_after(unsigned spin) {
   std::this_thread::sleep_for(std::chrono::microseconds(spin < 1024 ? 5 : 50));
 }
 
-bool wait_at_least(const uint64_t *flag, uint64_t want, uint64_t watchdog_ns, uint64_t *seen) {
+bool wait_at_least(const uint64_t *flag, uint64_t want, uint64_t watchdog_ns, uint64_t *seen, FaultWatch *watch) {
   Item it{};
   it.a = reinterpret_cast<uint64_t>(flag);
-  return wait_item(it, nullptr, want, watchdog_ns, seen);
+  return wait_item(it, nullptr, want, watchdog_ns, seen, watch);
 }
 
 // The list's parts as the kernel's launch header would count them (launch_trace.h).
@@ -319,13 +321,13 @@ static uint16_t trace_parts(const WorkList &list) {
   return work::trace_parts(h);
 }
 
-int run(const WorkList &list, WatchdogReport *report, std::string *why, work::TraceLog *trace) {
+int run(const WorkList &list, WatchdogReport *report, std::string *why, work::TraceLog *trace, FaultWatch *watch) {
   LaunchStamps stamp(trace, list.window_id, trace ? trace_parts(list) : 0);
   stamp(work::kTraceEnter);
   // Leading signals (a merged post's) order what earlier tasks did, as the kernel boundary does.
   for (const Item &it : list.leading_signals) store_signal(it);
   // A wait the watchdog ends skips the rest of the epoch, but the list still counts as run.
-  const bool waited_first = wait_all(list.waits, list, report);
+  const bool waited_first = wait_all(list.waits, list, report, watch);
   stamp(work::kTraceWaited);
   if (!waited_first) {
     // Skipped signals may include a network doorbell: later rings of the window must not fire
@@ -346,7 +348,7 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why, work::Tr
   for (const Item &it : list.signals)
     if (!(it.flags & work::kSignalAdd) && !work::ring_stopped(it, list.skip_word)) store_signal(it);
   stamp(work::kTraceSignalled);
-  const bool waited = wait_all(list.trailing_waits, list, report);
+  const bool waited = wait_all(list.trailing_waits, list, report, watch);
   stamp(work::kTraceTrailDone);
   if (waited && !run_ops(list.trailing_ops, why)) return kErrRuntime;
   count(list);
