@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "backend/backend.h"
 #include "core/epochs.h"
@@ -20,6 +21,7 @@ namespace {
 // MPI_Win_allocate memory made by the library for windows that ended up unmanaged.
 std::mutex g_mu;
 std::unordered_map<MPI_Win, void *> g_unmanaged_memory;
+std::unordered_set<MPI_Win> g_mpi_allocated;  // managed windows over the MPI's MPI_Win_allocate memory
 
 bool info_equals(MPI_Info info, const char *key, const char *want) {
   if (info == MPI_INFO_NULL) return false;
@@ -38,8 +40,9 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
   return mpix::api::raise_comm(comm, mpix::core::create_window(base, size, disp_unit, info, comm, false, win));
 }
 
-// Host backend: window memory is shared memory node-local peers map. GPU backends: device memory
-// when info mpix_st_memory=device, else the underlying MPI allocates (host memory, not managed).
+// Info mpix_st_memory=device: the backend's memory (device memory; shared memory node-local peers
+// map on the host backend) under an underlying MPI_Win_create. Otherwise the MPI allocates: on the
+// GPU backends that host memory is not managed, on the host backend it is (reached by copying).
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
   if (Result r = mpix::api::mpi_state("MPI_Win_allocate")) return mpix::api::raise_comm(comm, r);
   if (Result r = mpix::api::backend_error()) return mpix::api::raise_comm(comm, r);
@@ -51,8 +54,10 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   // one underlying MPI_Win_create; and arguments wrong on one rank fail the call on every rank.
   Result args = mpix::core::check_window_arguments(nullptr, size, disp_unit, info, win, false);
   if (!args && !baseptr) args = mpix::core::fail(MPI_ERR_ARG, "MPI_Win_allocate: baseptr is NULL");
-  int library_memory =
-      !info_equals(info, "mpix_st", "false") && (host || info_equals(info, "mpix_st_memory", "device"));
+  // Library memory only when asked for: otherwise the program gets the MPI's own allocate window
+  // (its flavour, its shared-memory component and atomics), which the host backend then manages
+  // over the MPI's memory (reached by copying) as it manages MPI_Win_create windows.
+  int library_memory = !info_equals(info, "mpix_st", "false") && info_equals(info, "mpix_st_memory", "device");
   // The memory is allocated before the ranks agree, so an allocation that fails on one rank fails
   // the call on every rank instead of leaving the others in the window's collectives.
   void *mem = nullptr;
@@ -64,9 +69,19 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   if (!mpix::core::agree_on_arguments(&args, &library_memory, comm, "MPI_Win_allocate") || !library_memory) {
     if (mem) be.free_window_memory(mem);
     if (args) return mpix::api::raise_comm(comm, args);
-    int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-    if (rc == MPI_SUCCESS) mpix::core::note_window_created(*win);
-    return rc;
+    MPI_Win made = MPI_WIN_NULL;
+    int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, &made);
+    if (rc != MPI_SUCCESS) return rc;
+    mpix::core::note_window_created(made);
+    if (!host) {
+      *win = made;
+      return MPI_SUCCESS;
+    }
+    Result r = mpix::core::create_window(*static_cast<void **>(baseptr), size, disp_unit, info, comm, false, win, made);
+    if (r) return mpix::api::raise_comm(comm, r);
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (mpix::core::find_window(*win)) g_mpi_allocated.insert(*win);
+    return MPI_SUCCESS;
   }
   Result r = mpix::core::create_window(mem, size, disp_unit, info, comm, true, win);
   if (r) {
@@ -88,11 +103,12 @@ int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag) {
   const int rc = PMPI_Win_get_attr(win, keyval, attribute_val, flag);
   if (rc != MPI_SUCCESS || keyval != MPI_WIN_CREATE_FLAVOR || !*flag) return rc;
   static int allocate_flavor = MPI_WIN_FLAVOR_ALLOCATE, create_flavor = MPI_WIN_FLAVOR_CREATE;
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_mpi_allocated.count(win)) return rc;  // the MPI's own allocate window
   if (const mpix::core::Window *w = mpix::core::find_window(win)) {
     *static_cast<int **>(attribute_val) = w->memory_owned ? &allocate_flavor : &create_flavor;
     return rc;
   }
-  std::lock_guard<std::mutex> lock(g_mu);
   if (g_unmanaged_memory.count(win)) *static_cast<int **>(attribute_val) = &allocate_flavor;
   return rc;
 }
@@ -134,6 +150,10 @@ int MPI_Win_free(MPI_Win *win) {
   void *base = nullptr;
   if (Result r = mpix::core::free_window(win, &owned, &base)) return mpix::api::raise_win(handle, r);
   mpix::core::note_window_freed(handle);
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_mpi_allocated.erase(handle);
+  }
   if (owned) mpix::gpu::backend().free_window_memory(base);
   return MPI_SUCCESS;
 }

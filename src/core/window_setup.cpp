@@ -245,18 +245,24 @@ bool agree_on_arguments(Result *r, int *flag, MPI_Comm comm, const char *call) {
 }
 
 Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, bool memory_owned,
-                     MPI_Win *win) {
+                     MPI_Win *win, MPI_Win adopt) {
+  const bool adopted = adopt != MPI_WIN_NULL;
+  if (adopted) *win = adopt;
   gpu::Backend &be = gpu::backend();
   if (comm == MPI_COMM_NULL) return fail(MPI_ERR_COMM, "the communicator is MPI_COMM_NULL");
   // Arguments wrong on one rank fail the call on every rank (none is left waiting in a collective).
-  Result args = check_window_arguments(base, size, disp_unit, info, win, !memory_owned);
+  Result args = check_window_arguments(base, size, disp_unit, info, win, !memory_owned && !adopted);
   const bool device_memory = !args && size > 0 && be.manages_memory(base);
   int managed = (size == 0 || device_memory) && !info_says_false(info, "mpix_st") ? 1 : 0;
-  if (!agree_on_arguments(&args, &managed, comm, "MPI_Win_create")) return args;
+  if (!agree_on_arguments(&args, &managed, comm, adopted ? "MPI_Win_allocate" : "MPI_Win_create")) {
+    if (adopted) PMPI_Win_free(win);  // as on every failure below: the caller has no window left
+    return args;
+  }
 
   // The underlying MPI gets a zero-size stand-in for device memory it cannot touch, managed or not
   // (MPICH over UCX without GPU support hangs at finalize on device memory it registered).
   const bool stub = device_memory && std::strcmp(be.name(), "host") != 0 && !config().mpi_gpu_aware;
+  if (!managed && adopted) return ok();
   if (!managed) {
     int rc = PMPI_Win_create(stub ? nullptr : base, stub ? 0 : size, disp_unit, info, comm, win);
     if (rc != MPI_SUCCESS) {
@@ -271,9 +277,11 @@ Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
   if (stub)
     stub_reason = "fence and lock epochs on a device-memory window need a GPU-aware MPI (set MPIX_ST_MPI_GPU_AWARE=1 "
                   "if yours is); use active-target epochs";
-  if (Result r = create_underlying(stub ? nullptr : base, stub ? 0 : size, disp_unit, info, comm, win, &stub_reason))
-    return r;
-  note_window_created(*win);
+  if (!adopted) {
+    if (Result r = create_underlying(stub ? nullptr : base, stub ? 0 : size, disp_unit, info, comm, win, &stub_reason))
+      return r;
+    note_window_created(*win);
+  }
 
   auto w = std::make_unique<Window>();
   w->handle = *win;

@@ -29,9 +29,11 @@ Result check_window_arguments(const void *base, MPI_Aint size, int disp_unit, MP
 bool agree_on_arguments(Result *r, int *flag, MPI_Comm comm, const char *call);
 
 // Creates the underlying MPI window and, when every rank's memory is memory the backend manages
-// (and no rank's info says mpix_st=false), the library's shadow state with mapped peers.
+// (and no rank's info says mpix_st=false), the library's shadow state with mapped peers. With
+// `adopt` (a window the MPI's MPI_Win_allocate made over `base`), that window is the underlying
+// one: *win = adopt, managed when the backend manages the MPI's memory, left as it is otherwise.
 Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, bool memory_owned,
-                     MPI_Win *win);
+                     MPI_Win *win, MPI_Win adopt = MPI_WIN_NULL);
 // Frees a managed window once its stream work has drained. On success *memory_owned tells whether
 // *base was allocated by the library (MPI_Win_allocate) and must be released by the caller.
 Result free_window(MPI_Win *win, bool *memory_owned, void **base);

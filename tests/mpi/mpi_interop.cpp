@@ -98,8 +98,22 @@ void flavor_and_test(WinKind kind) {
   free_window(w);
 }
 
-// An allocation that fails on one rank only (an address space's worth of bytes) fails
-// MPI_Win_allocate on every rank, none is left in the window's collectives; the ranks then
+// MPI_Win_allocate without mpix_st_memory=device is the MPI's own allocate window (its flavour and
+// its one-sided component, e.g. Open MPI's osc sm with its atomics); on the host backend the
+// library manages it over the MPI's memory, so epochs of both modes move data through it.
+void mpi_allocated_window(void *s) {
+  g_context = "MPI_Win_allocate of the MPI's memory";
+  TestWin w = make_window(WinKind::allocate, kN, 1, MPI_COMM_WORLD, 0, {{"mpix_st_memory", "host"}});
+  int *flavor = nullptr, found = 0;
+  MT_OK(MPI_Win_get_attr(w.win, MPI_WIN_CREATE_FLAVOR, &flavor, &found));
+  MT_CHECKF(found && flavor && *flavor == MPI_WIN_FLAVOR_ALLOCATE, "flavour %d", flavor ? *flavor : -1);
+  pscw_ring(Mode::stream, w, s, 0xa5, 0);
+  pscw_ring(Mode::host, w, s, 0xa6, 128);
+  free_window(w);
+}
+
+// An allocation of library memory that fails on one rank only (more bytes than an address space)
+// fails MPI_Win_allocate on every rank, none is left in the window's collectives; the ranks then
 // create a window as usual.
 void allocation_fails_on_one_rank() {
   g_context = "MPI_Win_allocate failing on rank 0 only";
@@ -107,7 +121,11 @@ void allocation_fails_on_one_rank() {
   const MPI_Aint huge = MPI_Aint(1) << 50;  // past any 48-bit address space
   void *base = nullptr;
   MPI_Win win = MPI_WIN_NULL;
-  const int rc = MPI_Win_allocate(g_rank == 0 ? huge : 4096, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+  MPI_Info info;
+  MT_OK(MPI_Info_create(&info));
+  MT_OK(MPI_Info_set(info, "mpix_st_memory", "device"));  // the library's memory, not the MPI's
+  const int rc = MPI_Win_allocate(g_rank == 0 ? huge : 4096, 1, info, MPI_COMM_WORLD, &base, &win);
+  MT_OK(MPI_Info_free(&info));
   MT_CHECKF(rc != MPI_SUCCESS, "MPI_Win_allocate succeeded on rank %d", g_rank);
   if (rc == MPI_SUCCESS) MT_OK(MPI_Win_free(&win));
   if (g_rank == 0) {
@@ -128,8 +146,10 @@ int main(int argc, char **argv) {
     void *s = stream_create();
     for (WinKind kind : kAllKinds) run(kind, s);
     for (WinKind kind : kAllKinds) flavor_and_test(kind);
-    if (std::getenv("MPIX_ST_BACKEND") && std::string(std::getenv("MPIX_ST_BACKEND")) == "host")
+    if (std::getenv("MPIX_ST_BACKEND") && std::string(std::getenv("MPIX_ST_BACKEND")) == "host") {
+      mpi_allocated_window(s);
       allocation_fails_on_one_rank();
+    }
     stream_destroy(s);
   }
   return finish();
