@@ -564,7 +564,7 @@ Result take_watchdog_error(uint32_t window_id, const void *stream) {
                                  "); its epoch's data and signals were skipped" + peer_state(rep.window_id, rep.peer) +
                                  network_state_of(rep.window_id, rep.peer) +
                                  (rep.more ? " (and " + std::to_string(rep.more) +
-                                                 " later epochs of the window timed out too)"
+                                                 " later epochs of the window ended at once behind it)"
                                            : ""));
 }
 

@@ -61,8 +61,9 @@ Result backend_failure(const char *what) {
   return fail(MPI_ERR_WIN, std::string(what) + ": " + gpu::backend().last_error());
 }
 
-// Maps every node-local peer's window and flags; all ranks learn whether everyone succeeded.
-Result map_peers(Window &w) {
+// Maps every node-local peer's window and flags; all ranks learn whether everyone succeeded. A rank
+// whose setup failed before (`failed`) still takes part in both collectives, exporting nothing.
+Result map_peers(Window &w, Result failed) {
   gpu::Backend &be = gpu::backend();
   PeerRecord mine{};
   mine.bytes = w.bytes;
@@ -72,8 +73,8 @@ Result map_peers(Window &w) {
   std::snprintf(mine.device, sizeof mine.device, "%s", be.device_id().c_str());
   PMPI_Comm_rank(MPI_COMM_WORLD, &mine.world_rank);
   mine.takes_lines = config().line_put_bytes > 0;
-  Result r;
-  if (w.bytes > 0 && be.export_region(w.base, w.bytes, &mine.data)) r = backend_failure("window memory export");
+  Result r = std::move(failed);
+  if (!r && w.bytes > 0 && be.export_region(w.base, w.bytes, &mine.data)) r = backend_failure("window memory export");
   if (!r && be.export_region(w.flags, Window::flag_slots(w.size) * sizeof(uint64_t), &mine.flags))
     r = backend_failure("flag export");
   remote::Registration fabric_reg;
@@ -118,7 +119,7 @@ Result map_peers(Window &w) {
   PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, w.comm);
   // Every peer has mapped what it needed: names of shared memory can go (see exported_region_mapped).
   if (w.bytes > 0) be.exported_region_mapped(w.base);
-  be.exported_region_mapped(w.flags);
+  if (w.flags) be.exported_region_mapped(w.flags);
   if (!r && !all_ok) r = fail(MPI_ERR_WIN, "another rank could not set up its peers' window memory");
   return r;
 }
@@ -301,17 +302,19 @@ Result create_window(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
   if (be.allocate_flags(slots * sizeof(uint64_t), reinterpret_cast<void **>(&w->flags))) {
     r = backend_failure("flag allocation");
     w->flags = nullptr;
+  } else if (be.set_window_alive(w->id, true)) {  // its entry of the live-window table
+    r = fail(MPI_ERR_NO_MEM, "window creation: " + be.last_error());
   }
   // Every rank takes part in the exchange, so a local failure cannot leave peers waiting.
-  if (!r) r = map_peers(*w);
+  r = map_peers(*w, std::move(r));
   if (r) {
+    be.set_window_alive(w->id, false);
     release_mappings(*w);
     PMPI_Group_free(&w->group);
     PMPI_Comm_free(&w->comm);
     PMPI_Win_free(win);
     return r;
   }
-  be.set_window_alive(w->id, true);
   reserve_pair_memory();  // derived-datatype lists recorded during a graph capture allocate nothing
   register_window(std::move(w));
   return ok();
