@@ -98,16 +98,22 @@ Result contiguous_type(MPI_Datatype t, const char *which, uint64_t *bytes) {
   return ok();
 }
 
-// Checks shared by every call: MPI running, a usable intra-communicator, a usable stream, a count.
-Result check_common(MPI_Comm comm, int count, void *stream, Call *call) {
+// A communicator the call can take part in: not MPI_COMM_NULL, an intra-communicator. A call whose
+// communicator is not usable is refused here, on this rank alone.
+Result check_comm(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return fail(MPI_ERR_COMM, "the communicator is MPI_COMM_NULL");
   int inter = 0;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return fail(MPI_ERR_COMM, "invalid communicator");
   if (inter) return fail(MPI_ERR_COMM, "stream collectives take intra-communicators only");
-  if (count < 0) return fail(MPI_ERR_COUNT, "negative count " + std::to_string(count));
-  if (Result r = mpix::api::check_stream(stream)) return r;
-  call->comm = comm;
+  return ok();
+}
+
+// Checks shared by every call: a usable stream, a count.
+Result check_common(int count, void *stream, Call *call) {
   call->stream = stream;
+  if (Result r = mpix::api::check_stream(stream)) return r;
+  call->stream_ok = true;
+  if (count < 0) return fail(MPI_ERR_COUNT, "negative count " + std::to_string(count));
   call->count = static_cast<uint64_t>(count);
   return ok();
 }
@@ -156,11 +162,12 @@ int run(const char *name, MPI_Comm comm, Body &&body) {
   return mpix::api::raise_comm(comm, r);
 }
 
-Result reduction(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, bool all,
-                 MPI_Comm comm, void *stream) {
-  Call c;
-  c.kind = all ? mpix::coll::kAllreduce : mpix::coll::kReduce;
-  if (Result r = check_common(comm, count, stream, &c)) return r;
+// The checks of each collective fill *c and return why this rank refuses the call (or ok); the
+// call is then enqueued, or recorded as refused (mpix::coll::enqueue), on a usable communicator.
+Result reduction_checks(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                        bool all, MPI_Comm comm, void *stream, Call *cp) {
+  Call &c = *cp;
+  if (Result r = check_common(count, stream, &c)) return r;
   if (!all)
     if (Result r = check_root(comm, root)) return r;
   if (type == MPI_DATATYPE_NULL) return fail(MPI_ERR_TYPE, "the datatype is MPI_DATATYPE_NULL");
@@ -181,15 +188,16 @@ Result reduction(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
   c.sendbuf = in_place ? recvbuf : sendbuf;
   c.recvbuf = receives ? recvbuf : nullptr;
   c.root = all ? 0 : root;
-  return mpix::coll::enqueue(c);
+  return ok();
 }
 
 // Allgather and alltoall: blocks of `bytes` per rank, moved as bytes.
-Result blocks(mpix::coll::Kind kind, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-              int recvcount, MPI_Datatype recvtype, MPI_Comm comm, void *stream) {
-  Call c;
-  c.kind = kind;
-  if (Result r = check_common(comm, recvcount, stream, &c)) return r;
+Result blocks_checks(mpix::coll::Kind kind, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, void *stream, Call *cp) {
+  Call &c = *cp;
+  c.dtype = mpix::coll::kBytes;
+  c.op = mpix::coll::kNoOp;
+  if (Result r = check_common(recvcount, stream, &c)) return r;
   const bool in_place = sendbuf == MPI_IN_PLACE;
   uint64_t rsize = 0, ssize = 0;
   if (Result r = contiguous_type(recvtype, "the receive type", &rsize)) return r;
@@ -218,13 +226,15 @@ Result blocks(mpix::coll::Kind kind, const void *sendbuf, int sendcount, MPI_Dat
   c.sendbuf = !in_place ? sendbuf
               : kind == mpix::coll::kAllgather ? static_cast<const char *>(recvbuf) + block * me
                                                : recvbuf;
-  return mpix::coll::enqueue(c);
+  return ok();
 }
 
-Result bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm, void *stream) {
-  Call c;
-  c.kind = mpix::coll::kBcast;
-  if (Result r = check_common(comm, count, stream, &c)) return r;
+Result bcast_checks(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm, void *stream, Call *cp) {
+  Call &c = *cp;
+  c.dtype = mpix::coll::kBytes;
+  c.op = mpix::coll::kNoOp;
+  c.root = root;
+  if (Result r = check_common(count, stream, &c)) return r;
   if (Result r = check_root(comm, root)) return r;
   uint64_t size = 0;
   if (Result r = contiguous_type(datatype, "the datatype", &size)) return r;
@@ -234,8 +244,39 @@ Result bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm com
   c.op = mpix::coll::kNoOp;
   c.sendbuf = buf;
   c.recvbuf = buf;
-  c.root = root;
-  return mpix::coll::enqueue(c);
+  return ok();
+}
+
+// A collective call: its checks on a usable communicator, then the call enqueued or, refused
+// here, still counted on the communicator. `pre`: an error found before the checks (the
+// *_enqueue calls' bound stream), or ok.
+template <typename Checks>
+Result collective(mpix::coll::Kind kind, MPI_Comm comm, Result pre, Checks &&checks) {
+  if (Result r = check_comm(comm)) return r;
+  Call c;
+  c.kind = kind;
+  c.comm = comm;
+  Result local = pre ? pre : checks(&c);
+  return mpix::coll::enqueue(c, local);
+}
+
+Result reduction(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, bool all,
+                 MPI_Comm comm, void *stream, Result pre = ok()) {
+  return collective(all ? mpix::coll::kAllreduce : mpix::coll::kReduce, comm, pre, [&](Call *c) {
+    return reduction_checks(sendbuf, recvbuf, count, type, op, root, all, comm, stream, c);
+  });
+}
+
+Result blocks(mpix::coll::Kind kind, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+              int recvcount, MPI_Datatype recvtype, MPI_Comm comm, void *stream, Result pre = ok()) {
+  return collective(kind, comm, pre, [&](Call *c) {
+    return blocks_checks(kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, stream, c);
+  });
+}
+
+Result bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm, void *stream, Result pre = ok()) {
+  return collective(mpix::coll::kBcast, comm, pre,
+                    [&](Call *c) { return bcast_checks(buf, count, datatype, root, comm, stream, c); });
 }
 
 }  // namespace
@@ -279,16 +320,16 @@ int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Da
                            MPI_Comm comm) {
   return run("MPIX_Allreduce_enqueue", comm, [&]() -> Result {
     void *stream = nullptr;
-    if (Result r = mpix::api::bound_stream(comm, &stream)) return r;
-    return reduction(sendbuf, recvbuf, count, datatype, op, 0, true, comm, stream);
+    Result bound = mpix::api::bound_stream(comm, &stream);
+    return reduction(sendbuf, recvbuf, count, datatype, op, 0, true, comm, stream, bound);
   });
 }
 
 int MPIX_Bcast_enqueue(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return run("MPIX_Bcast_enqueue", comm, [&]() -> Result {
     void *stream = nullptr;
-    if (Result r = mpix::api::bound_stream(comm, &stream)) return r;
-    return bcast(buffer, count, datatype, root, comm, stream);
+    Result bound = mpix::api::bound_stream(comm, &stream);
+    return bcast(buffer, count, datatype, root, comm, stream, bound);
   });
 }
 
@@ -296,8 +337,9 @@ int MPIX_Allgather_enqueue(const void *sendbuf, int sendcount, MPI_Datatype send
                            MPI_Datatype recvtype, MPI_Comm comm) {
   return run("MPIX_Allgather_enqueue", comm, [&]() -> Result {
     void *stream = nullptr;
-    if (Result r = mpix::api::bound_stream(comm, &stream)) return r;
-    return blocks(mpix::coll::kAllgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, stream);
+    Result bound = mpix::api::bound_stream(comm, &stream);
+    return blocks(mpix::coll::kAllgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, stream,
+                  bound);
   });
 }
 
@@ -305,8 +347,9 @@ int MPIX_Alltoall_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           MPI_Datatype recvtype, MPI_Comm comm) {
   return run("MPIX_Alltoall_enqueue", comm, [&]() -> Result {
     void *stream = nullptr;
-    if (Result r = mpix::api::bound_stream(comm, &stream)) return r;
-    return blocks(mpix::coll::kAlltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, stream);
+    Result bound = mpix::api::bound_stream(comm, &stream);
+    return blocks(mpix::coll::kAlltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, stream,
+                  bound);
   });
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "call_board.h"
 #include "context.h"
 #include "core/config.h"
 #include "core/epochs.h"
@@ -181,9 +182,11 @@ core::Result protocol_from_env(bool *forced, Protocol *out) {
   return core::ok();
 }
 
-core::Result choose_protocol(const Call &call, const Context &c, Algo algo, Protocol *out) {
+// setting: 0 auto, 1 simple, 2 ll (what the call board compares across ranks).
+core::Result choose_protocol(const Call &call, const Context &c, Algo algo, Protocol *out, uint8_t *setting) {
   bool forced = false;
   if (core::Result r = protocol_from_env(&forced, out)) return r;
+  *setting = !forced ? 0 : *out == kLL ? 2 : 1;
   const bool lines_serve = (algo == kOneShot && call.kind <= kAlltoall) || is_two_shot(call.kind, algo);
   if (!lines_serve) *out = kSimple;
   else if (!forced) *out = lines_chosen(call, c, algo) ? kLL : kSimple;
@@ -225,6 +228,12 @@ core::Result algorithm_from_env(Kind kind, Algo *out) {
                                         ": the settings table and the collective's algorithms disagree");
 }
 
+core::Result protocol_setting_readable() {
+  bool forced = false;
+  Protocol p = kSimple;
+  return protocol_from_env(&forced, &p);
+}
+
 core::Result launch(void *stream, Args a) {
   // set_geometry and the schedules take every round but the last to be full: a launch whose
   // rounds disagree with its count would move the wrong elements, so it is refused here.
@@ -239,28 +248,21 @@ core::Result launch(void *stream, Args a) {
   return core::ok();
 }
 
-core::Result enqueue(const Call &call) {
-  gpu::Backend &be = gpu::backend();
-  bool capturing = false;
-  if (be.capture_status(call.stream, &capturing))
-    return core::fail(MPI_ERR_OTHER, "cannot tell whether the stream is capturing: " + be.last_error());
-  Algo requested = kAuto;
-  if (core::Result r = algorithm_from_env(call.kind, &requested)) return r;
-  Context *c = nullptr;
-  if (core::Result r = context_of(call.comm, capturing, &c)) return r;
-  if (c->net) return enqueue_multinode(*c, call, capturing);
-  return enqueue_node_local(*c, call, requested, capturing);
-}
+namespace {
 
-core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bool capturing) {
+// Everything about a node-local call that can refuse it, checked before anything is enqueued or
+// recorded: *a becomes its launch (a->count 0: nothing to launch), *protocol_setting what
+// MPIX_ST_COLL_PROTOCOL said.
+core::Result prepare_node_local(Context &c, const Call &call, Algo requested, Args *out, uint8_t *protocol_setting) {
+  *protocol_setting = 0;
   // A collective of this communicator that timed out earlier is reported by the next call on it.
   if (core::Result r = core::take_watchdog_error(c.id, nullptr)) return r;
   if (c.size > kMaxRanks)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "stream collectives handle communicators of up to " +
                                                          std::to_string(kMaxRanks) + " ranks on one node");
+  Args &a = *out;
+  a = Args{};
   if (call.count == 0) return core::ok();
-
-  Args a{};
   a.kind = call.kind;
   a.algo = choose(call, c, requested);
   a.dtype = call.dtype;
@@ -276,7 +278,7 @@ core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bo
   a.regions = c.regions;
   const uint64_t pushed = bytes_pushed(c, call.count, elem_size(a.dtype));
   Protocol proto = kSimple;
-  if (core::Result r = choose_protocol(call, c, static_cast<Algo>(a.algo), &proto)) return r;
+  if (core::Result r = choose_protocol(call, c, static_cast<Algo>(a.algo), &proto, protocol_setting)) return r;
   a.proto = proto;
   if (proto == kLL) {
     // Two-shot pushes n - 1 parts of an n-th and then its result part n - 1 times.
@@ -297,11 +299,58 @@ core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bo
   a.rounds = (call.count + per_round - 1) / per_round;
   a.comm_id = c.id;
   a.watchdog_ns = core::config().watchdog_ns;
+  return core::ok();
+}
+
+core::Result launch_node_local(Context &c, const Call &call, const Args &a, bool capturing) {
+  if (a.count == 0) return core::ok();
   if (core::Result r = launch(call.stream, a)) return r;
   // A captured call runs at each replay instead: MPI_Comm_free cannot count on it (free the
   // graph first, as with windows).
   if (!capturing) c.rounds_enqueued += a.rounds;
   return core::ok();
+}
+
+}  // namespace
+
+core::Result enqueue(const Call &call, core::Result local) {
+  gpu::Backend &be = gpu::backend();
+  bool capturing = false;
+  if (call.stream_ok && be.capture_status(call.stream, &capturing) && !local)
+    local = core::fail(MPI_ERR_OTHER, "cannot tell whether the stream is capturing: " + be.last_error());
+  Algo requested = kAuto;
+  if (!local) local = algorithm_from_env(call.kind, &requested);
+  // Made the first time on every rank alike, whatever this rank thinks of the call.
+  Context *c = nullptr;
+  if (core::Result r = context_of(call.comm, capturing, &c)) return r;
+  std::lock_guard<std::mutex> lock(c->calls_mu);
+  if (c->net) return enqueue_multinode(*c, call, capturing, local);
+  Args a{};
+  uint8_t protocol_setting = 0;
+  if (!local) local = prepare_node_local(*c, call, requested, &a, &protocol_setting);
+  CallBoard *board = c->board.get();
+  if (!board) return local ? local : launch_node_local(*c, call, a, capturing);  // one rank
+  if (local) {
+    if (core::Result f = board->failure()) return f;
+    board->record(true, CallBoard::Signature{});
+    return local;
+  }
+  if (core::Result r = board->check_before_enqueue(core::config().watchdog_ns)) return r;
+  board->record(false, CallBoard::signature(call.kind, call.dtype, call.op, call.root, requested, protocol_setting,
+                                            call.count));
+  if (core::Result r = launch_node_local(*c, call, a, capturing)) {
+    board->fail("call " + std::to_string(board->next_call() - 1) + " on the communicator could not be enqueued on "
+                "rank " + std::to_string(c->rank) + " (" + r.message + ")");
+    return r;
+  }
+  return core::ok();
+}
+
+core::Result enqueue_node_local(Context &c, const Call &call, Algo requested, bool capturing) {
+  Args a{};
+  uint8_t protocol_setting = 0;
+  if (core::Result r = prepare_node_local(c, call, requested, &a, &protocol_setting)) return r;
+  return launch_node_local(c, call, a, capturing);
 }
 
 }  // namespace mpix::coll

@@ -3,11 +3,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <set>
 
+#include "backend/host/shm_segments.h"
 #include "core/config.h"
 #include "core/window_setup.h"
 #include "kernels/coll/geometry.h"
@@ -89,7 +92,13 @@ struct Record {
   topo::Locality where;
   char device[32];  // gpu::Backend::device_id
   int32_t multicast;  // MPIX_ST_MULTICAST=1 here
+  int32_t capturing;  // this rank's stream is being captured: nothing was made
+  char board[96];     // rank 0: the call board's shared memory (shm::find's name)
 };
+
+constexpr const char *kCaptureRefusal =
+    "the first stream collective on a communicator makes its scratch memory (allocations and copies a stream "
+    "capture forbids): call one collective on it outside the capture first (a count of 0 is enough)";
 
 std::mutex g_mu;
 std::set<Context *> g_contexts;  // alive, for release_all_contexts
@@ -100,6 +109,15 @@ int g_keyval = MPI_KEYVAL_INVALID;
 // and leak rather than free memory a stream may still touch.
 bool drained(const Context &c) {
   return core::stream_work_drained(c.flags + FlagLayout::cursor(c.size), c.rounds_enqueued);
+}
+
+void release_board(Context &c) {
+  c.board.reset();
+  if (c.board_memory) {
+    if (c.board_owner) gpu::shm::destroy(c.board_memory);
+    else gpu::shm::unmap(c.board_memory, CallBoard::bytes(c.size));
+  }
+  c.board_memory = nullptr;
 }
 
 void destroy(Context *c) {
@@ -121,6 +139,7 @@ void destroy(Context *c) {
     for (gpu::MappedRegion &m : *regions) be.release_region(&m);
   if (c->scratch) be.free_window_memory(c->scratch);
   if (c->flags) be.free_flags(c->flags);
+  release_board(*c);
   delete c;
 }
 
@@ -167,7 +186,7 @@ void set_up_multicast(Context &c, MPI_Comm comm, bool every_rank_requested, bool
 
 // Makes and maps the memory; every rank learns whether all succeeded and whether all are on one
 // node. Returns the error of this rank, or that of the first rank that failed.
-core::Result build(Context &c, MPI_Comm comm) {
+core::Result build(Context &c, MPI_Comm comm, bool capturing) {
   gpu::Backend &be = gpu::backend();
   PMPI_Comm_rank(comm, &c.rank);
   PMPI_Comm_size(comm, &c.size);
@@ -184,8 +203,14 @@ core::Result build(Context &c, MPI_Comm comm) {
   mine.where = topo::locate(comm, core::config().vnode_size);
   std::snprintf(mine.device, sizeof mine.device, "%s", be.device_id().c_str());
   mine.multicast = multicast_requested(multicast_setting());
+  mine.capturing = capturing;
   void *flags = nullptr;
-  if (be.allocate_window_memory(my_scratch_bytes, &c.scratch)) {
+  if (capturing) {
+    why = kCaptureRefusal;  // nothing is made; every rank fails below
+  } else if (c.size > 1 && c.rank == 0 &&
+             !(c.board_memory = gpu::shm::create(CallBoard::bytes(c.size)))) {
+    why = std::string("call board allocation: ") + std::strerror(errno);
+  } else if (be.allocate_window_memory(my_scratch_bytes, &c.scratch)) {
     why = "scratch allocation: " + be.last_error();
     c.scratch = nullptr;
   } else if (be.allocate_flags(flag_area_bytes(c.size, mine.max_channels), &flags)) {
@@ -201,11 +226,17 @@ core::Result build(Context &c, MPI_Comm comm) {
         be.export_region(c.flags, flag_area_bytes(c.size, mine.max_channels), &mine.flags))
       why = "sharing the collective memory: " + be.last_error();
   }
+  if (c.board_memory) {
+    c.board_owner = true;
+    std::string name;
+    size_t offset = 0;
+    if (gpu::shm::find(c.board_memory, &name, &offset)) std::snprintf(mine.board, sizeof mine.board, "%s", name.c_str());
+  }
   mine.ok = why.empty();
   std::vector<Record> all(c.size);
   PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
 
-  int failed_rank = -1;
+  int failed_rank = -1, capturing_rank = -1;
   bool all_local = true, every_rank_multicast = true;
   c.half_bytes = mine.half_bytes;
   uint32_t max_channels = mine.max_channels, line_channels = mine.line_channels;
@@ -214,6 +245,7 @@ core::Result build(Context &c, MPI_Comm comm) {
   c.line_region_bytes = mine.line_region_bytes;
   for (int q = 0; q < c.size; ++q) {
     if (!all[q].ok && failed_rank < 0) failed_rank = q;
+    if (all[q].capturing && capturing_rank < 0) capturing_rank = q;
     every_rank_multicast = every_rank_multicast && all[q].multicast;
     all_local = all_local && all[q].where.same_node_as(mine.where);
     c.half_bytes = std::min(c.half_bytes, all[q].half_bytes);
@@ -232,6 +264,11 @@ core::Result build(Context &c, MPI_Comm comm) {
   c.line_regions = std::min(c.regions, line_channels);
   be.set_device_sharers(
       topo::device_sharers(all, [&](const Record &r) { return r.where.same_node_as(mine.where); }, mine.device));
+  if (capturing_rank >= 0)
+    return core::fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                      capturing ? std::string(kCaptureRefusal)
+                                : "rank " + std::to_string(capturing_rank) + "'s stream is being captured: " +
+                                      kCaptureRefusal);
   if (failed_rank >= 0)
     return core::fail(core::resource_error_class(),
                       why.empty() ? "rank " + std::to_string(failed_rank) + " could not make its collective memory"
@@ -245,6 +282,7 @@ core::Result build(Context &c, MPI_Comm comm) {
     be.free_flags(c.flags);
     c.scratch = nullptr;
     c.flags = nullptr;
+    release_board(c);  // across nodes the ranks agree on each call instead
     set_up_multicast(c, comm, every_rank_multicast, false);  // only the reason: not node-local
     std::vector<int> node_index_of(c.size, -1);
     int nodes = 0;
@@ -274,6 +312,12 @@ core::Result build(Context &c, MPI_Comm comm) {
     table[q] = PeerTable{reinterpret_cast<uint64_t>(c.peer_scratch[q].base),
                          reinterpret_cast<uint64_t>(c.peer_flags[q].base)};
   }
+  if (c.size > 1 && why.empty()) {
+    if (c.rank != 0 && !(c.board_memory = gpu::shm::map(all[0].board, CallBoard::bytes(c.size))))
+      why = "mapping rank 0's call board " + std::string(all[0].board) + ": " + std::strerror(errno);
+    else
+      c.board = std::make_unique<CallBoard>(c.board_memory, c.rank, c.size);
+  }
   c.table = c.flags + flag_words(c.size, mine.max_channels);
   if (why.empty() && be.copy_to_device(c.table, table.data(), table.size() * sizeof(PeerTable)))
     why = "collective table upload: " + be.last_error();
@@ -281,6 +325,7 @@ core::Result build(Context &c, MPI_Comm comm) {
   PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
   be.exported_region_mapped(c.scratch);
   be.exported_region_mapped(c.flags);
+  if (c.board_owner) gpu::shm::unlink_name(c.board_memory);  // every rank has mapped it
   if (!why.empty()) return core::fail(core::resource_error_class(), why);
   if (!all_ok) return core::fail(core::resource_error_class(), "another rank could not map the collective memory");
   set_up_multicast(c, comm, every_rank_multicast, true);
@@ -302,15 +347,10 @@ core::Result context_of(MPI_Comm comm, bool capturing, Context **out) {
     *out = static_cast<Context *>(value);
     return core::ok();
   }
-  if (capturing)
-    return core::fail(MPI_ERR_UNSUPPORTED_OPERATION,
-                      "the first stream collective on a communicator makes its scratch memory (allocations and "
-                      "copies a stream capture forbids): call one collective on it outside the capture first (a "
-                      "count of 0 is enough)");
   auto *c = new Context;
   c->comm = comm;
   c->id = core::next_object_id();
-  if (core::Result r = build(*c, comm)) {
+  if (core::Result r = build(*c, comm, capturing)) {
     destroy(c);
     return r;
   }

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
+#include "call_board.h"
 #include "core/result.h"
 #include "net.h"
 
@@ -48,10 +50,20 @@ struct Context {
   gpu::MulticastGroup multicast;
   const gpu::MulticastDriver *multicast_driver = nullptr;
   std::string multicast_reason;
+  // After an error (doc/guide/collectives.md): the call board of a node-local communicator of more
+  // than one rank, in host shared memory that rank 0 made and every rank maps; across nodes, the
+  // failure of this rank that every later call reports (and every rank then refuses, as they agree
+  // on each call). calls_mu orders the calls of threads that share the communicator.
+  std::unique_ptr<CallBoard> board;
+  void *board_memory = nullptr;
+  bool board_owner = false;
+  core::Result failed;
+  std::mutex calls_mu;
 };
 
-// The communicator's context, made now if it has none (collective over comm). `capturing`: the
-// caller's stream is being captured, where making one is not possible (allocations, copies).
+// The communicator's context, made now if it has none (collective over comm: every rank takes part,
+// whatever it thinks of the call). `capturing`: the caller's stream is being captured, where making
+// one is not possible (allocations, copies): the set-up then fails on every rank.
 core::Result context_of(MPI_Comm comm, bool capturing, Context **out);
 
 // Releases every context still alive (before MPI_Finalize: the MPI need not delete attributes of

@@ -105,6 +105,7 @@ core::Result build_net(Context &c, MPI_Comm comm, const std::vector<int> &node_i
     n->local_rank_of[q] = seen[j]++;
   }
   PMPI_Comm_split(comm, n->node_index, c.rank, &n->node_comm);
+  PMPI_Comm_dup(comm, &n->agree_comm);
   Net &net = *n;
   c.net = std::move(n);
   if (net.nodes > kMaxRanks)
@@ -158,6 +159,7 @@ bool release_net(Context &c) {
   bool drained = !n.flags || local_steps_drained(n);
   // Node-local steps first: their context drains its own rounds (which write this scratch).
   if (n.node_comm != MPI_COMM_NULL) PMPI_Comm_free(&n.node_comm);
+  if (n.agree_comm != MPI_COMM_NULL) PMPI_Comm_free(&n.agree_comm);
   for (MPI_Win *win : {&n.win, &n.win2}) {
     if (*win == MPI_WIN_NULL) continue;
     bool owned = false;
@@ -178,7 +180,11 @@ bool release_net(Context &c) {
   return drained;
 }
 
-core::Result enqueue_multinode(Context &c, const Call &call, bool capturing) {
+namespace {
+
+// What a rank checks of a call across nodes before the ranks agree on it, and the choices its
+// steps take (settings read now).
+core::Result prepare_multinode(Context &c, const Call &call, bool capturing, InternodeChoice *choice) {
   if (capturing)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION,
                       "a stream collective on a communicator that spans nodes cannot be captured into a graph: its "
@@ -187,7 +193,6 @@ core::Result enqueue_multinode(Context &c, const Call &call, bool capturing) {
   if (core::Result r = core::take_watchdog_error(c.id, nullptr)) return r;
   if (core::Result r = core::take_watchdog_error(c.net->window->id, nullptr)) return r;
   if (core::Result r = core::take_watchdog_error(c.net->window2->id, nullptr)) return r;
-  if (call.count == 0) return core::ok();
   // Everything a step could refuse is checked before the first step is enqueued, so a refused
   // call leaves nothing half-enqueued on the stream.
   Algo reduce_algo = kAuto, bcast_algo = kAuto;
@@ -205,8 +210,72 @@ core::Result enqueue_multinode(Context &c, const Call &call, bool capturing) {
     if (core::Result r = allgather_rails_chosen(*c.net, &rails)) return r;
   bool pipeline = true;
   if (core::Result r = pipeline_chosen(&pipeline)) return r;
-  InternodeChoice choice{reduce_algo, bcast_algo, leaders, rails, pipeline};
-  return enqueue_internode_steps(c, call, choice);
+  // The node-local steps read the protocol setting.
+  if (core::Result r = protocol_setting_readable()) return r;
+  *choice = InternodeChoice{reduce_algo, bcast_algo, leaders, rails, pipeline};
+  return check_internode_steps(c, call, *choice);
+}
+
+uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// What decides the steps of a call: equal on every rank of a correct program.
+uint64_t signature(const Call &call, const InternodeChoice &ch) {
+  uint64_t h = mix(call.count + 0x9e3779b97f4a7c15ull);
+  for (uint64_t v : {uint64_t{call.kind}, uint64_t{call.dtype}, uint64_t{call.op}, uint64_t{static_cast<uint32_t>(call.root)},
+                     uint64_t{ch.reduce_algo}, uint64_t{ch.bcast_algo}, static_cast<uint64_t>(ch.leaders),
+                     uint64_t{ch.rails}, uint64_t{ch.pipeline}})
+    h = mix(h ^ v);
+  return h;
+}
+
+std::string class_text(int cls) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  PMPI_Error_string(cls, text, &len);
+  return "error class " + std::to_string(cls) + ", " + text;
+}
+
+}  // namespace
+
+core::Result enqueue_multinode(Context &c, const Call &call, bool capturing, core::Result local) {
+  InternodeChoice choice{};
+  if (!local) local = c.failed;
+  if (!local) local = prepare_multinode(c, call, capturing, &choice);
+  // Every rank agrees on the call before anything is enqueued: the lowest rank that refuses it (and
+  // its error class), and whether the calls are the same (min of the signature and of its
+  // complement). One host allreduce per call; the call's steps cost several network epochs. The
+  // words are signed and below 2^62, as some MPIs compare 64-bit unsigned words as signed ones.
+  constexpr int64_t kNone = int64_t{1} << 62, kMask = kNone - 1;
+  const int64_t sig = local ? 0 : static_cast<int64_t>(signature(call, choice) & kMask);
+  int64_t mine[3] = {local ? (int64_t{c.rank} << 32 | static_cast<uint32_t>(local.mpi_class)) : kNone,
+                     local ? kNone : sig, local ? kNone : kMask - sig};
+  int64_t all[3] = {0, 0, 0};
+  PMPI_Allreduce(mine, all, 3, MPI_INT64_T, MPI_MIN, c.net->agree_comm);
+  if (local) return local;
+  if (all[0] != kNone)
+    return core::fail(MPI_ERR_OTHER, "rank " + std::to_string(all[0] >> 32) + " refused this call (" +
+                                         class_text(static_cast<int>(all[0] & 0xFFFFFFFFu)) +
+                                         "), so every rank refuses it; the communicator remains usable");
+  if (all[1] != kMask - all[2])
+    return core::fail(MPI_ERR_OTHER, "the ranks' calls differ (collective, count, datatype, operator, root or the "
+                                     "collective settings): every rank refuses it; the communicator remains usable");
+  if (call.count == 0) return core::ok();
+  if (core::Result r = enqueue_internode_steps(c, call, choice)) {
+    // Steps may be enqueued in part: this rank refuses every later call, and so (agreeing) does
+    // every rank.
+    c.failed = core::fail(MPI_ERR_OTHER, "the stream collectives of this communicator failed: a call could not be "
+                                         "enqueued on rank " + std::to_string(c.rank) + " (" + r.message +
+                                         "); every later stream collective on the communicator is refused (use a "
+                                         "new communicator)");
+    return r;
+  }
+  return core::ok();
 }
 
 }  // namespace mpix::coll

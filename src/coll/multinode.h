@@ -48,7 +48,9 @@ core::Result build_net(Context &c, MPI_Comm comm, const std::vector<int> &node_i
 // did not drain (watchdog) and memory was leaked instead of freed.
 bool release_net(Context &c);
 
-// Enqueues a checked call on a communicator that spans nodes.
-core::Result enqueue_multinode(Context &c, const Call &call, bool capturing);
+// Enqueues a call on a communicator that spans nodes, once every rank agreed on it (one host
+// allreduce): refused on every rank when any rank refuses it (`local`: why this rank does) or the
+// ranks' calls differ.
+core::Result enqueue_multinode(Context &c, const Call &call, bool capturing, core::Result local);
 
 }  // namespace mpix::coll

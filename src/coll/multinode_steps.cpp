@@ -514,20 +514,32 @@ class Enqueuer {
 
 }  // namespace
 
-core::Result enqueue_internode_steps(Context &c, const Call &call, const InternodeChoice &choice) {
-  Enqueuer e(c, call, choice.reduce_algo, choice.bcast_algo, choice.pipeline);
-  // Slots the window is cut into: one (bcast), one per rank (allgather, alltoall), one per node
-  // (allreduce, reduce), one more for the ring's receive slot, or the tree's own vector and a
-  // receive slot per level.
-  const LeaderAlgo leaders = choice.leaders;
+namespace {
+// Slots the window is cut into: one (bcast), one per rank (allgather, alltoall), one per node
+// (allreduce, reduce), one more for the ring's receive slot, or the tree's own vector and a
+// receive slot per level.
+uint64_t window_slots(const Context &c, const Call &call, LeaderAlgo leaders) {
   const bool tree = leaders == LeaderAlgo::tree;
-  const uint64_t slots = call.kind == kBcast       ? 1
-                         : call.kind >= kAllgather ? c.size
-                         : tree                    ? Enqueuer::tree_slots(c.net->nodes)
-                                                   : c.net->nodes + (leaders == LeaderAlgo::ring ? 1 : 0);
-  if (e.chunk_elems(slots) == 0)
+  return call.kind == kBcast       ? 1
+         : call.kind >= kAllgather ? c.size
+         : tree                    ? Enqueuer::tree_slots(c.net->nodes)
+                                   : c.net->nodes + (leaders == LeaderAlgo::ring ? 1 : 0);
+}
+}  // namespace
+
+core::Result check_internode_steps(Context &c, const Call &call, const InternodeChoice &choice) {
+  Enqueuer e(c, call, choice.reduce_algo, choice.bcast_algo, choice.pipeline);
+  if (call.count && e.chunk_elems(window_slots(c, call, choice.leaders)) == 0)
     return core::fail(MPI_ERR_UNSUPPORTED_OPERATION, "the collective scratch (MPIX_ST_COLL_SCRATCH_KIB) is too small "
                                                      "for " + std::to_string(c.size) + " ranks across nodes");
+  return core::ok();
+}
+
+core::Result enqueue_internode_steps(Context &c, const Call &call, const InternodeChoice &choice) {
+  if (core::Result r = check_internode_steps(c, call, choice)) return r;
+  Enqueuer e(c, call, choice.reduce_algo, choice.bcast_algo, choice.pipeline);
+  const LeaderAlgo leaders = choice.leaders;
+  const bool tree = leaders == LeaderAlgo::tree;
   switch (call.kind) {
     case kAllreduce:
       return leaders == LeaderAlgo::ring ? e.allreduce_ring() : tree ? e.allreduce_tree() : e.allreduce();

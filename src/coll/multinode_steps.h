@@ -29,6 +29,8 @@ struct InternodeChoice {
   bool pipeline = true;                          // chunks pipelined (MPIX_ST_COLL_PIPELINE)
 };
 
+// What refuses a call alike on every rank before any step (a scratch too small for the call).
+core::Result check_internode_steps(Context &c, const Call &call, const InternodeChoice &choice);
 // Enqueues the steps of a checked call of count > 0; a scratch too small for the call is refused
 // before any step is enqueued.
 core::Result enqueue_internode_steps(Context &c, const Call &call, const InternodeChoice &choice);

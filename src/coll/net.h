@@ -17,6 +17,7 @@ struct Context;
 
 struct Net {
   MPI_Comm node_comm = MPI_COMM_NULL;  // ranks of this rank's node, in communicator order
+  MPI_Comm agree_comm = MPI_COMM_NULL; // a duplicate of the communicator: the ranks agree on each call there
   Context *node = nullptr;             // node_comm's collective state (its attribute)
   int nodes = 0, node_index = 0;       // nodes numbered by their lowest rank
   std::vector<int> node_of, local_rank_of;  // by communicator rank

@@ -20,3 +20,18 @@ foreach(np 2 3)
   set_tests_properties(mpi.setup_death.np${np} PROPERTIES LABELS mpi TIMEOUT 300
     ENVIRONMENT "MPIX_ST_BACKEND=host;MPIX_ST_WATCHDOG_MS=5000;MPIX_TEST_MPIEXEC_PREFLAGS=${setup_death_preflags}")
 endforeach()
+
+# Stream collectives after a call refused on one rank only (a NULL buffer, a bad root, a negative
+# count, a destroyed stream, in a communicator's first call or a later one) or on every rank, and
+# counts that differ between ranks: the communicator keeps working after refusals on every rank;
+# otherwise every later call on every rank is refused (MPI_ERR_OTHER, naming the refused call and
+# the rank), never success with wrong values. The short watchdog ends the calls the other ranks had
+# enqueued. `--measure` (not run here) prints the host cost of a call.
+mpix_mpi_program(coll_after_error HOST_ONLY)
+mpix_mpi_runs(coll_after_error NP 2 3 4 WATCHDOG_MS 1500 TIMEOUT 120 ENV MPIX_ST_COLL_SCRATCH_KIB=16)
+# Across virtual nodes (every peer remote; two ranks a node): refused on every rank, and the
+# communicator keeps working.
+if(TARGET mpixst_ofi)
+  mpix_vnode_run(coll_after_error 2 1 ENV "MPIX_ST_COLL_SCRATCH_KIB=16")
+  mpix_vnode_run(coll_after_error 4 2 ENV "MPIX_ST_COLL_SCRATCH_KIB=16")
+endif()
