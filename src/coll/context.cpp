@@ -131,6 +131,7 @@ void destroy(Context *c) {
   if (!finished) {
     std::fprintf(stderr, "mpix-st: collectives on communicator %u did not finish before it was freed; its scratch "
                          "memory is leaked\n", c->id);
+    release_board(*c);  // host memory no stream touches
     delete c;
     return;
   }
