@@ -13,7 +13,7 @@ target_compile_options(test_random_model PRIVATE -Wall -Wextra)
 # lands: then enable the case and drop the group from random_ci_avoid, so CI draws it again).
 # The seeds are ones that pass with the groups left out. MPICH only: the plans draw windows the
 # library does not manage, which Open MPI's one-sided components may not create in containers.
-set(random_ci_avoid "mixed_close,comm_free_after_replay")
+set(random_ci_avoid "mixed_close,comm_free_after_replay,eager_replay_coll,replay_freed")
 set(random_ci_seeds 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20)
 set(random_ci_steps 200)
 string(REPLACE ";" " " random_preflags "${MPIEXEC_PREFLAGS}")
@@ -42,7 +42,13 @@ if(MPIX_ST_MPI_FLAVOR STREQUAL "mpich")
       ENVIRONMENT "MPIX_ST_BACKEND=host;MPIX_ST_WATCHDOG_MS=${MPIX_TEST_WATCHDOG_MS}")
   endfunction()
   # F1: a stream post closed by MPI_Win_wait (and the reverse) is refused; the man pages allow it.
-  random_finding(mixed_close 3 102 200 comm_free_after_replay)
+  random_finding(mixed_close 3 102 200 comm_free_after_replay,eager_replay_coll,replay_freed)
   # F2: MPI_Comm_free after replays of captured collectives frees memory a queued collective uses.
-  random_finding(comm_free_after_replay 3 2 200 mixed_close)
+  random_finding(comm_free_after_replay 3 2 200 mixed_close,eager_replay_coll,replay_freed)
+  # F5: one rank runs a graph's collectives eagerly while the others launch it: refused as
+  # "arguments that differ between ranks"; the man pages allow it.
+  random_finding(eager_replay_coll 3 4 200 mixed_close,comm_free_after_replay,replay_freed)
+  # F6: a graph launched after its window was freed: the synchronisation reports a watchdog
+  # timeout instead of MPI_ERR_WIN.
+  random_finding(replay_freed 2 6 200 mixed_close,comm_free_after_replay,eager_replay_coll)
 endif()

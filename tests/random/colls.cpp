@@ -357,6 +357,7 @@ Step Generator::coll_step() {
       m.bufs[b].graph = m.capture_graph;
       g.bufs.push_back(b);
     }
+    for (int r : cm.members) g.calls[r].push_back(s.calls[r].back());
   } else {
     m.apply(ef);
     for (int r : cm.members) mark_pending(cm.pending, r, strm[r], false);

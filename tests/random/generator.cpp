@@ -37,6 +37,10 @@ const std::vector<std::string> &all_features() {
       "illegal",          // illegal calls inside steps (epoch order, arguments)
       "probes",           // steps of illegal calls on handles: NULL, freed, destroyed
       "free_in_epoch",    // MPI_Win_free on every rank while epochs are open
+      "stamps",           // stream tasks (MPIX_Host_stream_enqueue) that rewrite put sources before epochs
+      "eager_replay",     // a rank runs a graph's captured epochs eagerly where the others launch it
+      "eager_replay_coll", // the same for graphs that hold collectives
+      "replay_freed",     // graphs launched after their window was freed (MPI_ERR_WIN at synchronisation)
       "create_refused",   // window creation with a bad argument on one rank
       "nocheck",          // MPI_MODE_NOCHECK epochs
       "handle_lifetimes", // destroyed streams and graphs used again (issue 47, item 3)
@@ -44,7 +48,7 @@ const std::vector<std::string> &all_features() {
       "lock_in_epoch",    // MPI_Win_lock_all inside an open stream epoch (issue 47, item 4)
       "uninterposed_rma", // MPI_Fetch_and_op inside a stream epoch (issue 47, item 4)
       "uncommitted_type", // an uncommitted datatype (issue 47, item 5)
-      "fence",            // fence epochs of the underlying MPI on managed windows
+      "fence",            // fence and lock_all epochs of the underlying MPI, on windows of every kind
       "comm_free_after_replay", // MPI_Comm_free with eager collectives queued, after replays of captured ones
   };
   return f;
@@ -75,6 +79,7 @@ Call expect(Call c, int cls, const std::string &why, int alt = -1) {
 Generator::Generator(const Config &cfg) : m(cfg), cfg_(cfg), rng_(key(cfg.seed, 0x7a11)) { setup(); }
 
 Step Generator::begin(const std::string &title) {
+  m.step = index_;
   Step s;
   s.title = title;
   s.calls.resize(static_cast<size_t>(m.n));
@@ -550,7 +555,15 @@ Step Generator::win_free() {
   std::vector<int> ok;
   for (size_t w = 0; w < m.wins.size(); ++w) {
     const WinM &wm = m.wins[w];
-    if (!wm.alive || !wm.graphs.empty()) continue;
+    if (!wm.alive) continue;
+    // Graphs must be destroyed before their windows are freed; where "replay_freed" is drawn, a
+    // window whose graphs hold its epochs alone may go first, and the graphs turn stale.
+    bool ok_graphs = true;
+    for (int g : wm.graphs) {
+      const GraphM &gm = m.graphs[g];
+      ok_graphs = ok_graphs && allow("replay_freed") && gm.wins.size() == 1 && gm.comms.empty();
+    }
+    if (!wm.graphs.empty() && (!ok_graphs || !rng_.chance(30))) continue;
     ok.push_back(static_cast<int>(w));
   }
   if (ok.empty()) return Step{};
@@ -568,6 +581,10 @@ Step Generator::win_free() {
   // The library's MPI_Win_free lets the window's queued stream work run first.
   for (auto &p : m.wins[w].pending) p.clear();
   m.wins[w].alive = false;
+  for (int g : m.wins[w].graphs) {
+    m.graphs[g].stale = true;
+    s.title += ", g" + std::to_string(g) + " stale";
+  }
   return s;
 }
 
@@ -614,7 +631,7 @@ Step Generator::capture_begin() {
       const StreamM &st = m.streams[r][i];
       if (!st.alive) continue;
       ++alive;
-      bool idle = st.bound == 0;
+      bool idle = st.bound == 0 && st.pending_error == MPI_SUCCESS;
       for (const WinM &w : m.wins)
         if (!w.pending.empty() && w.pending[r].count(static_cast<int>(i))) idle = false;
       for (const CommM &c : m.comms)
@@ -626,6 +643,7 @@ Step Generator::capture_begin() {
   }
   const int g = static_cast<int>(m.graphs.size());
   m.graphs.push_back(GraphM{});
+  m.graphs.back().calls.resize(static_cast<size_t>(m.n));
   Step s = begin("capture g" + std::to_string(g) + " begins");
   for (int r = 0; r < m.n; ++r) {
     Call c = call(Op::CaptureBegin);
@@ -680,10 +698,40 @@ Step Generator::graph_launch() {
     chosen[r] = need.empty() ? live_stream(r) : *need.begin();
     if (chosen[r] < 0) return sync_step(true, true);
   }
+  if (gm.stale) {
+    // Its window was freed: every rank's launch does nothing, and the stream's next
+    // synchronisation reports MPI_ERR_WIN (graph-capture.md, "Free graphs before their windows").
+    Step s = begin("launch g" + std::to_string(g) + " after its window was freed");
+    for (int r = 0; r < m.n; ++r) {
+      if (m.streams[r][chosen[r]].pending_error != MPI_SUCCESS) return sync_step(true, true);
+      Call c = call(Op::GraphLaunch);
+      c.graph = g;
+      c.stream = chosen[r];
+      c.why = "its window was freed: does nothing, the synchronisation reports MPI_ERR_WIN";
+      s.calls[r].push_back(c);
+      m.streams[r][chosen[r]].pending_error = MPI_ERR_WIN;
+    }
+    return s;
+  }
   const int times = rng_.chance(20) ? 2 : 1;
+  // A rank may make the captured calls again itself, eagerly, instead of launching the graph:
+  // each replay of captured epochs is the window's next epoch, as an eager one is.
+  std::vector<char> eager(static_cast<size_t>(m.n), 0);
+  for (int r = 0; r < m.n; ++r)
+    eager[r] = allow("eager_replay") && (gm.comms.empty() || allow("eager_replay_coll")) && rng_.chance(25);
   Step s = begin("launch g" + std::to_string(g) + (times > 1 ? " twice" : ""));
   for (int t = 0; t < times; ++t) {
     for (int r = 0; r < m.n; ++r) {
+      if (eager[r]) {
+        for (Call c : gm.calls[r]) {
+          if (c.op == Op::PostStream || c.op == Op::CompleteStream || c.op == Op::WaitStream || c.op == Op::Coll ||
+              c.op == Op::Stamp)
+            c.stream = chosen[r];
+          c.why = "eagerly, as g" + std::to_string(g) + " holds it";
+          s.calls[r].push_back(c);
+        }
+        continue;
+      }
       Call c = call(Op::GraphLaunch);
       c.graph = g;
       c.stream = chosen[r];

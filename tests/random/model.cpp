@@ -52,6 +52,8 @@ const char *op_name_of(Op op) {
     case Op::Acc: return "MPI_Accumulate";
     case Op::FetchOp: return "MPI_Fetch_and_op";
     case Op::LockAll: return "MPI_Win_lock_all";
+    case Op::UnlockAll: return "MPI_Win_unlock_all";
+    case Op::Stamp: return "MPIX_Host_stream_enqueue";
     case Op::StreamCreate: return "MPIX_Host_stream_create";
     case Op::StreamDestroy: return "MPIX_Host_stream_destroy";
     case Op::StreamSync: return "MPIX_Host_stream_synchronize";
@@ -178,11 +180,18 @@ int Model::new_buf(int owner, std::vector<uint8_t> init, bool check) {
   b.bytes = init;
   b.init = std::move(init);
   b.check = check;
+  b.step = step;
   bufs.push_back(std::move(b));
   return static_cast<int>(bufs.size()) - 1;
 }
 
 void Model::apply_rma(const std::vector<RmaEffect> &ops) {
+  // Stream tasks that rewrite put sources run first (they are enqueued before the epoch).
+  for (const RmaEffect &e : ops) {
+    if (e.kind != 3) continue;
+    BufM &b = bufs[e.buf];
+    fill_pattern(b.bytes.data(), b.bytes.size(), key(b.stamp_key, ++b.gen));
+  }
   // Gets read what the epoch started with (the generator keeps their bytes apart from its writes).
   for (const RmaEffect &e : ops) {
     if (e.kind != 1) continue;
@@ -192,7 +201,7 @@ void Model::apply_rma(const std::vector<RmaEffect> &ops) {
       dst[static_cast<size_t>(e.buf_off + e.ol->off[i])] = img[static_cast<size_t>(e.toff + e.tl->off[i])];
   }
   for (const RmaEffect &e : ops) {
-    if (e.kind == 1) continue;
+    if (e.kind == 1 || e.kind == 3) continue;
     std::vector<uint8_t> &img = wins[e.win].r[e.target].img;
     const std::vector<uint8_t> &src = bufs[e.buf].bytes;
     if (e.kind == 0) {
@@ -359,6 +368,10 @@ std::string describe(const Call &c, const Model &m) {
       break;
     case Op::FetchOp: s = "MPI_Fetch_and_op(MPI_INT, MPI_SUM, " + target_text(c.target) + ", " + w + ")"; break;
     case Op::LockAll: s = "MPI_Win_lock_all(0, " + w + ")"; break;
+    case Op::UnlockAll: s = "MPI_Win_unlock_all(" + w + ")"; break;
+    case Op::Stamp:
+      s = "MPIX_Host_stream_enqueue(" + st + ", a task rewriting b" + std::to_string(c.buf) + " with its next generation)";
+      break;
     case Op::StreamCreate: s = "MPIX_Host_stream_create -> " + st; break;
     case Op::StreamDestroy: s = "MPIX_Host_stream_destroy(" + st + ")"; break;
     case Op::StreamSync: s = "MPIX_Host_stream_synchronize(" + st + ")"; break;

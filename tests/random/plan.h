@@ -97,7 +97,7 @@ enum class Op {
   // active-target epochs
   Post, PostStream, Start, Complete, CompleteStream, Wait, WaitStream, TestLoop, Fence,
   // RMA
-  Put, Get, Acc, FetchOp, LockAll,
+  Put, Get, Acc, FetchOp, LockAll, UnlockAll, Stamp,
   // streams and graphs
   StreamCreate, StreamDestroy, StreamSync, CaptureBegin, CaptureEnd, GraphLaunch, GraphDestroy,
   // collectives
@@ -191,7 +191,7 @@ struct Config {
 
 // One RMA operation as the model applies it.
 struct RmaEffect {
-  int kind = 0;  // 0 put, 1 get, 2 accumulate
+  int kind = 0;  // 0 put, 1 get, 2 accumulate, 3 a stream task rewrites the buffer (its next generation)
   int win = -1, origin = 0, target = 0;
   int buf = -1;
   int64_t buf_off = 0;
@@ -241,11 +241,15 @@ struct BufM {
   std::vector<uint8_t> init, bytes;  // at creation; now
   bool check = false;                // compared at checks
   bool alive = true;
+  uint64_t stamp_key = 0, gen = 0;   // rewritten by a stream task: generation gen of stamp_key
+  int step = -1;                     // the step that made it
   int graph = -1;  // owned by a graph: freed with it
 };
 
 struct GraphM {
   bool alive = false;
+  bool stale = false;  // a window of it was freed: a launch does nothing and reports MPI_ERR_WIN
+  std::vector<std::vector<Call>> calls;  // by rank: the captured calls, for a rank that runs them eagerly instead
   std::vector<Effect> effects;
   std::set<int> wins, comms;
   std::vector<int> bufs;
@@ -287,6 +291,7 @@ class Model {
   std::vector<int> capture_stream;
 
   int new_buf(int owner, std::vector<uint8_t> init, bool check);
+  int step = 0;  // the step being drawn
   void apply(const Effect &e);
   void apply_rma(const std::vector<RmaEffect> &ops);
   void apply_coll(const CollEffect &c);
@@ -300,6 +305,13 @@ class Model {
 // minima are exact and the same in any order, in every element type.
 std::vector<uint8_t> clean_values(int elem, int64_t count, uint64_t k);
 int64_t clean_span(int elem);
+
+// A byte range of a target that an operation of the epoch being drawn touches.
+struct Claim {
+  int64_t lo, hi;
+  int kind;  // 0 put, 1 get, 2 accumulate
+  int origin, op;
+};
 
 class Generator {
  public:
@@ -339,6 +351,9 @@ class Generator {
   Step coll_step();
   Step fence_round();
   Call check_call(int r, bool everything);
+  std::pair<int, int64_t> origin_buf(int owner, const Layout &l, bool get, int elem, bool clean, int graph);
+  int draw_rma(int w, int o, int t, std::vector<Claim> &claims, int graph, Call *out, RmaEffect *eff);
+  uint64_t bufs_drawn_ = 0;
   // Helpers.
   int live_stream(int r, int avoid = -1);
   int stream_for_window(int w, int r, bool captured);

@@ -11,12 +11,6 @@ namespace rt {
 
 namespace {
 
-struct Claim {
-  int64_t lo, hi;
-  int kind;  // 0 put, 1 get, 2 accumulate
-  int origin, op;
-};
-
 bool conflicts(const std::vector<Claim> &claims, const Claim &c) {
   for (const Claim &o : claims) {
     if (o.hi <= c.lo || c.hi <= o.lo) continue;
@@ -55,6 +49,156 @@ struct Part {
 };
 
 }  // namespace
+
+std::pair<int, int64_t> Generator::origin_buf(int owner, const Layout &l, bool get, int elem, bool clean, int graph) {
+    const int64_t lo = std::min<int64_t>(0, l.lo);
+    const int64_t pad = clean ? elem_size(elem) * rng_.range(0, 2) : rng_.range(0, 7);
+    const int64_t size = pad - lo + std::max<int64_t>(l.hi, 0) + 8;
+    const uint64_t k = key(cfg_.seed, 0xb0f, static_cast<uint64_t>(index_), static_cast<uint64_t>(owner),
+                           static_cast<uint64_t>(++bufs_drawn_));
+    std::vector<uint8_t> bytes = pattern(static_cast<size_t>(size), k);
+    const int64_t off = pad - lo;
+    if (clean) {
+      const int es = elem_size(elem);
+      std::vector<uint8_t> vals = clean_values(elem, l.bytes() / es, k);
+      for (int64_t i = 0; i < l.bytes(); ++i) bytes[static_cast<size_t>(off + l.off[static_cast<size_t>(i)])] = vals[static_cast<size_t>(i)];
+    }
+    const int b = m.new_buf(owner, bytes, get);
+    if (graph >= 0) {
+      m.bufs[b].graph = graph;
+      m.graphs[graph].bufs.push_back(b);
+    }
+    return std::make_pair(b, off);
+}
+
+
+// One operation from origin o to target t of window w, placed clear of the round's claims on t:
+// 1 with its effect, 0 for an operation with nothing to move (count 0), -1 where none fits.
+int Generator::draw_rma(int w, int o, int t, std::vector<Claim> &claims, int graph, Call *out, RmaEffect *eff) {
+  WinM &W = m.wins[w];
+  const bool dynamic = W.kind == WinKind::dynamic;
+  WinRank &T = W.r[t];
+  int kind = 0;
+  const uint64_t kd = rng_.below(100);
+  if (kd < 25 && allow("gets")) kind = 1;
+  else if (kd < 50 && allow("accumulates") && T.azone > 0) kind = 2;
+  Call c = call(kind == 0 ? Op::Put : kind == 1 ? Op::Get : Op::Acc);
+  c.win = w;
+  c.target = t;
+  if (dynamic) c.flags |= fDynamic;
+  RmaEffect e;
+  e.kind = kind;
+  e.win = w;
+  e.origin = o;
+  e.target = t;
+  // Zone and element type.
+  const int64_t zlo = kind == 2 ? T.bzone : 0, zhi = kind == 2 ? T.size : kind == 1 ? T.size : T.bzone;
+  int elem;
+  if (kind == 2) {
+    elem = W.acc_elem;
+  } else {
+    static const int elems[] = {eByte, eByte, eChar, eShort, eInt, eFloat, eDouble, eLongLong};
+    elem = elems[rng_.below(8)];
+  }
+  const int es = elem_size(elem);
+  if (zhi - zlo < es) {  // nothing fits: a zero-count operation
+    c.ocount = c.tcount = 0;
+    c.otype = c.ttype = m.types.named(elem);
+    if (kind == 2) c.mop = oSum;
+    const auto ob = origin_buf(o, Layout{}, kind == 1, elem, false, graph);
+    c.buf = ob.first;
+    c.buf_off = ob.second;
+    c.why = "zero count";
+    *out = c;
+    return 0;
+  }
+  // The target side.
+  int ttype = m.types.named(elem), tcount = 0;
+  LayoutP tl;
+  const bool derived = allow("dtypes") && rng_.chance(30);
+  if (derived) {
+    ttype = new_type(elem, 2, zhi - zlo);
+    tcount = static_cast<int>(rng_.range(1, 2));
+    tl = m.types.layout(ttype, tcount);
+    if (!tl || tl->hi - std::min<int64_t>(0, tl->lo) > zhi - zlo) {
+      tcount = 1;
+      tl = m.types.layout(ttype, 1);
+    }
+  }
+  if (!tl || tl->bytes() == 0) {
+    ttype = m.types.named(elem);
+    const int64_t most = std::min<int64_t>((zhi - zlo) / es, kind == 2 ? 64 : 1 << 20);
+    tcount = static_cast<int>(rng_.size_upto(most));
+    tl = m.types.layout(ttype, tcount);
+  }
+  // The displacement: every byte in the zone; accumulates at multiples of the element size.
+  const int unit = T.unit;
+  int64_t dlo = std::max<int64_t>(0, ceil_div(zlo - tl->lo, unit)), dhi = floor_div(zhi - tl->hi, unit);
+  bool placed = false;
+  for (int tries = 0; tries < 6 && dlo <= dhi && !placed; ++tries) {
+    int64_t disp = rng_.range(dlo, dhi);
+    if (kind == 2)
+      while (disp >= dlo && (disp * unit) % es) --disp;
+    if (disp < dlo) continue;
+    Claim cl{disp * unit + tl->lo, disp * unit + tl->hi, kind, o, oSum};
+    if (kind == 2) {
+      const uint64_t od = rng_.below(100);
+      cl.op = od < 40 ? oSum : od < 60 ? oMax : od < 80 ? oMin : oReplace;
+    }
+    if (conflicts(claims, cl)) continue;
+    claims.push_back(cl);
+    c.disp = disp;
+    c.mop = cl.op;
+    placed = true;
+  }
+  if (!placed) return -1;
+  c.ttype = ttype;
+  c.tcount = tcount;
+  // The origin side: the same signature.
+  const int64_t elems = tl->bytes() / es;
+  const uint64_t od = rng_.below(100);
+  if (derived && od < 40) {
+    c.otype = ttype;
+    c.ocount = tcount;
+  } else if (kind != 2 && od < 60 && elem != eByte) {
+    c.otype = m.types.named(eByte);
+    c.ocount = static_cast<int>(tl->bytes());
+  } else if (derived && od < 80) {
+    // Another layout of as many elements: a vector of blocks of one element.
+    TypeDesc v;
+    v.kind = TypeDesc::vector;
+    v.elem = elem;
+    v.child = m.types.named(elem);
+    v.count = static_cast<int>(elems);
+    v.blocklen = 1;
+    v.stride = rng_.range(1, 3);
+    c.otype = m.types.add(v);
+    c.ocount = 1;
+  } else {
+    c.otype = m.types.named(elem);
+    c.ocount = static_cast<int>(elems);
+  }
+  LayoutP ol = m.types.layout(c.otype, c.ocount);
+  if (!ol) {
+    c.otype = m.types.named(elem);
+    c.ocount = static_cast<int>(elems);
+    ol = m.types.layout(c.otype, c.ocount);
+  }
+  const auto ob = origin_buf(o, *ol, kind == 1, elem, kind == 2, graph);
+  c.buf = ob.first;
+  c.buf_off = ob.second;
+  if (dynamic) c.disp = c.disp * unit;  // an address offset
+  e.buf = c.buf;
+  e.buf_off = c.buf_off;
+  e.ol = ol;
+  e.tl = tl;
+  e.toff = (dynamic ? c.disp : c.disp * unit);
+  e.elem = elem;
+  e.op = c.mop;
+  *out = c;
+  *eff = e;
+  return 1;
+}
 
 Step Generator::round() {
   const bool host_ok = allow("host_epochs"), stream_ok = allow("stream_epochs");
@@ -143,35 +287,16 @@ Step Generator::round() {
              (p.nocheck ? " nocheck" : "") + "]";
   Step st = begin(title);
   const int n = m.n;
-  std::vector<std::vector<Call>> pre(n), posts(n), starts(n), mid(n), ops(n), completes(n), waits(n), post_(n);
+  std::vector<std::vector<Call>> stamps(n), pre(n), posts(n), starts(n), mid(n), ops(n), completes(n), waits(n), post_(n);
   std::vector<RmaEffect> effects_by_part[2];
   int opnum = 0;
 
   auto new_origin_buf = [&](int owner, const Layout &l, bool get, int elem, bool clean, Part &p) {
-    const int64_t lo = std::min<int64_t>(0, l.lo);
-    const int64_t pad = clean ? elem_size(elem) * rng_.range(0, 2) : rng_.range(0, 7);
-    const int64_t size = pad - lo + std::max<int64_t>(l.hi, 0) + 8;
-    const uint64_t k = key(cfg_.seed, 0xb0f, static_cast<uint64_t>(index_), static_cast<uint64_t>(owner),
-                           static_cast<uint64_t>(opnum));
-    std::vector<uint8_t> bytes = pattern(static_cast<size_t>(size), k);
-    const int64_t off = pad - lo;
-    if (clean) {
-      const int es = elem_size(elem);
-      std::vector<uint8_t> vals = clean_values(elem, l.bytes() / es, k);
-      for (int64_t i = 0; i < l.bytes(); ++i) bytes[static_cast<size_t>(off + l.off[static_cast<size_t>(i)])] = vals[static_cast<size_t>(i)];
-    }
-    const int b = m.new_buf(owner, bytes, get);
-    if (p.captured) {
-      m.bufs[b].graph = m.capture_graph;
-      m.graphs[m.capture_graph].bufs.push_back(b);
-    }
-    return std::make_pair(b, off);
+    return origin_buf(owner, l, get, elem, clean, p.captured ? m.capture_graph : -1);
   };
 
   for (size_t pi = 0; pi < parts.size(); ++pi) {
     Part &p = parts[pi];
-    WinM &W = m.wins[p.w];
-    const bool dynamic = W.kind == WinKind::dynamic;
     for (int o = 0; o < n; ++o) {
       if (!p.access[o]) continue;
       std::vector<int> order = p.targets[o];
@@ -180,125 +305,11 @@ Step Generator::round() {
         const int nops = d < 20 ? 0 : d < 65 ? 1 : d < 90 ? 2 : 3;
         for (int k = 0; k < nops; ++k) {
           ++opnum;
-          WinRank &T = W.r[t];
-          int kind = 0;
-          const uint64_t kd = rng_.below(100);
-          if (kd < 25 && allow("gets")) kind = 1;
-          else if (kd < 50 && allow("accumulates") && T.azone > 0) kind = 2;
-          Call c = call(kind == 0 ? Op::Put : kind == 1 ? Op::Get : Op::Acc);
-          c.win = p.w;
-          c.target = t;
-          if (dynamic) c.flags |= fDynamic;
+          Call c;
           RmaEffect e;
-          e.kind = kind;
-          e.win = p.w;
-          e.origin = o;
-          e.target = t;
-          // Zone and element type.
-          const int64_t zlo = kind == 2 ? T.bzone : 0, zhi = kind == 2 ? T.size : kind == 1 ? T.size : T.bzone;
-          int elem;
-          if (kind == 2) {
-            elem = W.acc_elem;
-          } else {
-            static const int elems[] = {eByte, eByte, eChar, eShort, eInt, eFloat, eDouble, eLongLong};
-            elem = elems[rng_.below(8)];
-          }
-          const int es = elem_size(elem);
-          if (zhi - zlo < es) {  // nothing fits: a zero-count operation
-            c.ocount = c.tcount = 0;
-            c.otype = c.ttype = m.types.named(elem);
-            if (kind == 2) c.mop = oSum;
-            const auto ob = new_origin_buf(o, Layout{}, kind == 1, elem, false, p);
-            c.buf = ob.first;
-            c.buf_off = ob.second;
-            c.why = "zero count";
-            ops[o].push_back(c);
-            continue;
-          }
-          // The target side.
-          int ttype = m.types.named(elem), tcount = 0;
-          LayoutP tl;
-          const bool derived = allow("dtypes") && rng_.chance(30);
-          if (derived) {
-            ttype = new_type(elem, 2, zhi - zlo);
-            tcount = static_cast<int>(rng_.range(1, 2));
-            tl = m.types.layout(ttype, tcount);
-            if (!tl || tl->hi - std::min<int64_t>(0, tl->lo) > zhi - zlo) {
-              tcount = 1;
-              tl = m.types.layout(ttype, 1);
-            }
-          }
-          if (!tl || tl->bytes() == 0) {
-            ttype = m.types.named(elem);
-            const int64_t most = std::min<int64_t>((zhi - zlo) / es, kind == 2 ? 64 : 1 << 20);
-            tcount = static_cast<int>(rng_.size_upto(most));
-            tl = m.types.layout(ttype, tcount);
-          }
-          // The displacement: every byte in the zone; accumulates at multiples of the element size.
-          const int unit = T.unit;
-          int64_t dlo = std::max<int64_t>(0, ceil_div(zlo - tl->lo, unit)), dhi = floor_div(zhi - tl->hi, unit);
-          bool placed = false;
-          for (int tries = 0; tries < 6 && dlo <= dhi && !placed; ++tries) {
-            int64_t disp = rng_.range(dlo, dhi);
-            if (kind == 2)
-              while (disp >= dlo && (disp * unit) % es) --disp;
-            if (disp < dlo) continue;
-            Claim cl{disp * unit + tl->lo, disp * unit + tl->hi, kind, o, oSum};
-            if (kind == 2) {
-              const uint64_t od = rng_.below(100);
-              cl.op = od < 40 ? oSum : od < 60 ? oMax : od < 80 ? oMin : oReplace;
-            }
-            if (conflicts(p.claims[t], cl)) continue;
-            p.claims[t].push_back(cl);
-            c.disp = disp;
-            c.mop = cl.op;
-            placed = true;
-          }
-          if (!placed) continue;
-          c.ttype = ttype;
-          c.tcount = tcount;
-          // The origin side: the same signature.
-          const int64_t elems = tl->bytes() / es;
-          const uint64_t od = rng_.below(100);
-          if (derived && od < 40) {
-            c.otype = ttype;
-            c.ocount = tcount;
-          } else if (kind != 2 && od < 60 && elem != eByte) {
-            c.otype = m.types.named(eByte);
-            c.ocount = static_cast<int>(tl->bytes());
-          } else if (derived && od < 80) {
-            // Another layout of as many elements: a vector of blocks of one element.
-            TypeDesc v;
-            v.kind = TypeDesc::vector;
-            v.elem = elem;
-            v.child = m.types.named(elem);
-            v.count = static_cast<int>(elems);
-            v.blocklen = 1;
-            v.stride = rng_.range(1, 3);
-            c.otype = m.types.add(v);
-            c.ocount = 1;
-          } else {
-            c.otype = m.types.named(elem);
-            c.ocount = static_cast<int>(elems);
-          }
-          LayoutP ol = m.types.layout(c.otype, c.ocount);
-          if (!ol) {
-            c.otype = m.types.named(elem);
-            c.ocount = static_cast<int>(elems);
-            ol = m.types.layout(c.otype, c.ocount);
-          }
-          const auto ob = new_origin_buf(o, *ol, kind == 1, elem, kind == 2, p);
-          c.buf = ob.first;
-          c.buf_off = ob.second;
-          if (dynamic) c.disp = c.disp * unit;  // an address offset
-          e.buf = c.buf;
-          e.buf_off = c.buf_off;
-          e.ol = ol;
-          e.tl = tl;
-          e.toff = (dynamic ? c.disp : c.disp * unit);
-          e.elem = elem;
-          e.op = c.mop;
-          effects_by_part[pi].push_back(e);
+          const int r = draw_rma(p.w, o, t, p.claims[t], p.captured ? m.capture_graph : -1, &c, &e);
+          if (r < 0) continue;
+          if (r == 1) effects_by_part[pi].push_back(e);
           ops[o].push_back(c);
         }
       }
@@ -320,6 +331,28 @@ Step Generator::round() {
         ops[o].push_back(c);
       }
     }
+    // Some put sources are rewritten by a stream task enqueued before the epoch (the pack kernel of
+    // a real program): each run, eager or replayed, writes the buffer's next generation, and the
+    // put moves what the buffer holds when the stream reaches the complete.
+    if (p.stream && allow("stamps"))
+      for (int o = 0; o < n; ++o)
+        for (const Call &c : ops[o]) {
+          if (c.win != p.w || c.op != Op::Put || c.buf < 0 || c.ocount <= 0 || !rng_.chance(20)) continue;
+          BufM &b = m.bufs[c.buf];
+          if (b.stamp_key) continue;
+          b.stamp_key = key(cfg_.seed, 0x57a, static_cast<uint64_t>(c.buf));
+          b.check = true;
+          Call k = call(Op::Stamp);
+          k.win = p.w;
+          k.stream = p.s[o];
+          k.buf = c.buf;
+          stamps[o].push_back(k);
+          RmaEffect e;
+          e.kind = 3;
+          e.win = p.w;
+          e.buf = c.buf;
+          effects_by_part[pi].push_back(e);
+        }
     // Epoch calls.
     for (int r = 0; r < n; ++r) {
       if (p.exposure[r]) {
@@ -602,6 +635,7 @@ Step Generator::round() {
   };
   for (int r = 0; r < n; ++r) {
     std::vector<Call> &out = st.calls[r];
+    for (const Call &c : stamps[r]) out.push_back(c);
     for (const Call &c : pre[r]) out.push_back(c);
     for (const Call &c : shuffled(posts[r])) out.push_back(c);
     if (any_nocheck) out.push_back(call(Op::Barrier));
@@ -625,6 +659,16 @@ Step Generator::round() {
       Call b = call(Op::Barrier);
       b.why = "MPICH's own PSCW: no post of the next epoch before this one ends";
       out.push_back(b);
+    }
+    // The captured calls, for a rank that later runs them eagerly instead of launching the graph.
+    for (const Call &c : out) {
+      bool captured = false;
+      for (const Part &p : parts) captured = captured || (p.captured && p.w == c.win);
+      const bool stream_work = c.op == Op::PostStream || c.op == Op::Start || c.op == Op::Put || c.op == Op::Get ||
+                               c.op == Op::Acc || c.op == Op::CompleteStream || c.op == Op::WaitStream ||
+                               c.op == Op::Stamp;
+      if (captured && stream_work && c.expect == MPI_SUCCESS && c.expect_alt < 0)
+        m.graphs[m.capture_graph].calls[r].push_back(c);
     }
   }
 
@@ -801,7 +845,56 @@ Step Generator::probe() {
 
 // ---- not yet drawn ------------------------------------------------------------------------------------------
 
-Step Generator::fence_round() { return Step{}; }
+// Fence and lock epochs of the underlying MPI on a window (managed or not) that no stream work is
+// queued for: fence(0 or MPI_MODE_NOPRECEDE), operations, fence(MPI_MODE_NOSUCCEED); or
+// MPI_Win_lock_all, operations, MPI_Win_unlock_all and a barrier. The operations go to the MPI
+// (rma-epochs.md: "Fence and lock epochs on managed windows go to the underlying MPI").
+Step Generator::fence_round() {
+  const int w = pick_live_window(false);
+  if (w < 0) return Step{};
+  // MPICH 4.0.2 places a rank's part of an MPI_Win_allocate window at a 16-byte boundary but
+  // addresses its RMA as if the parts were packed (notes/random_findings.md, F4): the MPI's own RMA
+  // is drawn on such windows only where every part is a multiple of 16 bytes.
+  if (m.wins[w].kind == WinKind::allocate)
+    for (const WinRank &wr : m.wins[w].r)
+      if (wr.size % 16) return Step{};
+  if (!m.quiescent(w)) return sync_step(true, true);
+  const bool lock = rng_.chance(40);
+  Step s = begin(std::string(lock ? "lock_all epoch" : "fence epoch") + " on w" + std::to_string(w));
+  std::vector<std::vector<Claim>> claims(static_cast<size_t>(m.n));
+  std::vector<RmaEffect> effects;
+  for (int r = 0; r < m.n; ++r) {
+    Call open = call(lock ? Op::LockAll : Op::Fence);
+    open.win = w;
+    open.assert_bits = !lock && rng_.chance(50) ? MPI_MODE_NOPRECEDE : 0;
+    s.calls[r].push_back(open);
+  }
+  for (int o = 0; o < m.n; ++o) {
+    if (!rng_.chance(70)) continue;
+    const int k = static_cast<int>(rng_.range(1, 3));
+    for (int i = 0; i < k; ++i) {
+      const int t = static_cast<int>(rng_.below(static_cast<uint64_t>(m.n)));
+      Call c;
+      RmaEffect e;
+      const int rc = draw_rma(w, o, t, claims[t], -1, &c, &e);
+      if (rc < 0) continue;
+      if (rc == 1) effects.push_back(e);
+      s.calls[o].push_back(c);
+    }
+  }
+  for (int r = 0; r < m.n; ++r) {
+    Call close = call(lock ? Op::UnlockAll : Op::Fence);
+    close.win = w;
+    close.assert_bits = lock ? 0 : MPI_MODE_NOSUCCEED;
+    s.calls[r].push_back(close);
+    if (lock) s.calls[r].push_back(call(Op::Barrier));  // every origin's unlock_all has returned
+  }
+  Effect e;
+  e.kind = Effect::round;
+  e.rma = effects;
+  m.apply(e);
+  return s;
+}
 
 
 }  // namespace rt

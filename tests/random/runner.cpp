@@ -146,6 +146,18 @@ struct Rt {
 };
 
 Rt g;
+
+// A stream task that rewrites a put's origin buffer with the next generation of its pattern.
+struct StampTask {
+  uint8_t *dst;
+  size_t n;
+  uint64_t key, gen;
+};
+std::map<int, StampTask *> g_stamps;
+void stamp_task(void *arg) {
+  auto *t = static_cast<StampTask *>(arg);
+  fill_pattern(t->dst, t->n, key(t->key, ++t->gen));
+}
 long g_calls = 0, g_refused = 0, g_checks = 0;
 
 template <typename T>
@@ -154,13 +166,47 @@ T &slot(std::vector<T> &v, int i, T fill = T{}) {
   return v[static_cast<size_t>(i)];
 }
 
+// Memory this program hands the library (origin and result buffers, MPI_Win_create and dynamic
+// window memory) lies between two guard zones of a known pattern, checked at every check and at
+// the free: a byte the library writes outside what the calls allow is reported.
+constexpr size_t kGuard = 256;
+std::map<const uint8_t *, size_t> g_guarded;  // user pointer -> bytes
+
+uint8_t guard_byte(size_t i) { return static_cast<uint8_t>(0xa5 ^ (i * 7)); }
+
+uint8_t *guarded_alloc(size_t bytes) {
+  const size_t n = (bytes + 63) / 64 * 64;
+  auto *raw = static_cast<uint8_t *>(std::aligned_alloc(64, n + 2 * kGuard));
+  for (size_t i = 0; i < kGuard; ++i) raw[i] = raw[kGuard + n + i] = guard_byte(i);
+  std::memset(raw + kGuard, 0, n);
+  g_guarded[raw + kGuard] = n;
+  return raw + kGuard;
+}
+
+// "" or what is wrong with the guards of p.
+std::string guard_damage(const uint8_t *p) {
+  auto it = g_guarded.find(p);
+  if (it == g_guarded.end()) return "";
+  const size_t n = it->second;
+  for (size_t i = 0; i < kGuard; ++i) {
+    if (p[-static_cast<long>(kGuard) + static_cast<long>(i)] != guard_byte(i))
+      return "a byte " + std::to_string(kGuard - i) + " bytes before the memory was written";
+    if (p[n + i] != guard_byte(i)) return "a byte " + std::to_string(i) + " bytes after the memory's end (rounded to 64) was written";
+  }
+  return "";
+}
+
+void guarded_free(uint8_t *p) {
+  if (!p) return;
+  g_guarded.erase(p);
+  std::free(p - kGuard);
+}
+
 uint8_t *buffer(const Model &m, int id) {
   uint8_t *&p = slot(g.bufs, id);
   if (!p) {
     const std::vector<uint8_t> &init = m.bufs[id].init;
-    const size_t n = (init.size() + 63) / 64 * 64 + 64;
-    p = static_cast<uint8_t *>(std::aligned_alloc(64, n));
-    std::memset(p, 0, n);
+    p = guarded_alloc(init.size() + 1);
     if (!init.empty()) std::memcpy(p, init.data(), init.size());
   }
   return p;
@@ -191,7 +237,50 @@ std::string hex_diff(const uint8_t *got, const uint8_t *want, size_t n) {
   char msg[256];
   std::snprintf(msg, sizeof msg, "%zu of %zu bytes differ (bytes %zu..%zu); first at byte %zu: got 0x%02x, the model has 0x%02x",
                 count, n, first, last, first, got[first], want[first]);
-  return msg;
+  std::string out = msg;
+  const size_t from = first & ~size_t{15}, to = std::min(n, from + 32);
+  out += "\n    bytes " + std::to_string(from) + "..: got   ";
+  for (size_t i = from; i < to; ++i) {
+    std::snprintf(msg, sizeof msg, "%02x%s", got[i], (i & 3) == 3 ? " " : "");
+    out += msg;
+  }
+  out += "\n    bytes " + std::to_string(from) + "..: model ";
+  for (size_t i = from; i < to; ++i) {
+    std::snprintf(msg, sizeof msg, "%02x%s", want[i], (i & 3) == 3 ? " " : "");
+    out += msg;
+  }
+  return out;
+}
+
+// Where else the model has `n` bytes like these (a diagnosis of wrong data: whose bytes arrived).
+std::string whose_bytes(const Model &m, const uint8_t *p, size_t n) {
+  if (n < 8) return "";
+  std::string out;
+  int found = 0;
+  auto look = [&](const std::vector<uint8_t> &v, const std::string &what) {
+    if (v.size() < n || found >= 3) return;
+    for (size_t i = 0; i + n <= v.size(); ++i)
+      if (std::memcmp(v.data() + i, p, n) == 0) {
+        out += "\n    these bytes are at byte " + std::to_string(i) + " of " + what;
+        ++found;
+        return;
+      }
+  };
+  for (size_t b = 0; b < m.bufs.size(); ++b) {
+    const BufM &bm = m.bufs[b];
+    const std::string what = "b" + std::to_string(b) + " (rank " + std::to_string(bm.owner) + ", made in step " +
+                             std::to_string(bm.step) + ")";
+    look(bm.init, what + " as made");
+    look(bm.bytes, what + " in the model now");
+  }
+  for (size_t w = 0; w < m.wins.size(); ++w)
+    for (size_t r = 0; r < m.wins[w].r.size(); ++r) {
+      look(m.wins[w].r[r].img, "w" + std::to_string(w) + " of rank " + std::to_string(r) + " in the model now");
+      look(pattern(static_cast<size_t>(m.wins[w].r[r].bzone),
+                   key(m.cfg.seed, 0x57a7, static_cast<uint64_t>(w), static_cast<uint64_t>(r))),
+           "w" + std::to_string(w) + " of rank " + std::to_string(r) + " as created");
+    }
+  return out.empty() ? "\n    (the model holds these bytes nowhere)" : out;
 }
 
 // A stale handle the MPI may have handed out again: then it is a live window, not a freed one.
@@ -238,7 +327,7 @@ int run_call(const Call &c, Model &m, bool *skipped) {
         case WinKind::create:
         case WinKind::create_unmanaged:
         case WinKind::create_mixed_info:
-          w.owned = std::aligned_alloc(64, static_cast<size_t>(c.size > 0 ? c.size : 0) + 64);
+          w.owned = guarded_alloc(static_cast<size_t>(c.size > 0 ? c.size : 0) + 1);
           w.local = static_cast<uint8_t *>(w.owned);
           rc = MPI_Win_create(w.local, size, c.unit, info, MPI_COMM_WORLD, &w.win);
           break;
@@ -248,7 +337,7 @@ int run_call(const Call &c, Model &m, bool *skipped) {
         case WinKind::dynamic:
           rc = MPI_Win_create_dynamic(info, MPI_COMM_WORLD, &w.win);
           if (rc == MPI_SUCCESS) {
-            w.owned = std::aligned_alloc(64, static_cast<size_t>(c.size) + 64);
+            w.owned = guarded_alloc(static_cast<size_t>(c.size) + 1);
             w.local = static_cast<uint8_t *>(w.owned);
             if (c.size > 0) MPI_Win_attach(w.win, w.local, size);
             MPI_Aint mine = 0;
@@ -260,7 +349,7 @@ int run_call(const Call &c, Model &m, bool *skipped) {
       }
       MPI_Info_free(&info);
       if (rc != MPI_SUCCESS) {
-        if (w.owned) std::free(w.owned);
+        if (w.owned) guarded_free(static_cast<uint8_t *>(w.owned));
         w.owned = nullptr;
         w.local = nullptr;
         w.win = MPI_WIN_NULL;
@@ -283,7 +372,7 @@ int run_call(const Call &c, Model &m, bool *skipped) {
       if (rc == MPI_SUCCESS && !(c.flags & fStaleWin)) {
         w.win = MPI_WIN_NULL;
         w.alive = false;
-        if (w.owned) std::free(w.owned);
+        if (w.owned) guarded_free(static_cast<uint8_t *>(w.owned));
         w.owned = nullptr;
         w.local = nullptr;
       }
@@ -313,10 +402,12 @@ int run_call(const Call &c, Model &m, bool *skipped) {
       }
     }
     case Op::Fence: return MPI_Win_fence(c.assert_bits, win);
-    case Op::LockAll: {
-      const int rc = MPI_Win_lock_all(0, win);
-      if (rc == MPI_SUCCESS) MPI_Win_unlock_all(win);
-      return rc;
+    case Op::LockAll: return MPI_Win_lock_all(0, win);
+    case Op::UnlockAll: return MPI_Win_unlock_all(win);
+    case Op::Stamp: {
+      StampTask *&t = g_stamps[c.buf];
+      if (!t) t = new StampTask{buffer(m, c.buf), m.bufs[c.buf].init.size(), m.bufs[c.buf].stamp_key, 0};
+      return MPIX_Host_stream_enqueue(s, stamp_task, t);
     }
     case Op::FetchOp: {
       int *p = reinterpret_cast<int *>(buffer(m, c.buf) + c.buf_off);
@@ -434,16 +525,39 @@ int run_call(const Call &c, Model &m, bool *skipped) {
         const WinRt &w = slot(g.wins, wid);
         const std::vector<uint8_t> &want = m.wins[wid].r[g_rank].img;
         const std::string d = hex_diff(w.local, want.data(), want.size());
-        if (!d.empty()) fail("window w" + std::to_string(wid) + " (" + win_kind_name(m.wins[wid].kind) + ") of this rank: " + d);
+        if (!d.empty()) {
+          size_t first = 0;
+          while (w.local[first] == want[first]) ++first;
+          fail("window w" + std::to_string(wid) + " (" + win_kind_name(m.wins[wid].kind) + ") of this rank: " + d +
+               whose_bytes(m, w.local + first, std::min<size_t>(16, want.size() - first)));
+        }
       }
       for (int b : c.check_bufs) {
         const std::vector<uint8_t> &want = m.bufs[b].bytes;
-        const std::string d = hex_diff(buffer(m, b), want.data(), want.size());
-        if (!d.empty()) fail("buffer b" + std::to_string(b) + " (a get's or a collective's result): " + d);
+        const uint8_t *got = buffer(m, b);
+        const std::string d = hex_diff(got, want.data(), want.size());
+        if (!d.empty()) {
+          size_t first = 0;
+          while (got[first] == want[first]) ++first;
+          fail("buffer b" + std::to_string(b) + " (made in step " + std::to_string(m.bufs[b].step) + "): " + d +
+               whose_bytes(m, got + first, std::min<size_t>(16, want.size() - first)));
+        }
       }
+      for (const WinRt &w : g.wins)
+        if (w.alive && w.owned)
+          if (const std::string d = guard_damage(static_cast<const uint8_t *>(w.owned)); !d.empty())
+            fail("the memory of a window this rank gave MPI_Win_create or MPI_Win_attach: " + d);
+      for (size_t b = 0; b < g.bufs.size(); ++b)
+        if (g.bufs[b] && m.bufs[b].owner == g_rank)
+          if (const std::string d = guard_damage(g.bufs[b]); !d.empty())
+            fail("buffer b" + std::to_string(b) + " (an origin or result buffer): " + d);
       for (int b : c.free_bufs) {
+        if (auto it = g_stamps.find(b); it != g_stamps.end()) {
+          delete it->second;
+          g_stamps.erase(it);
+        }
         uint8_t *&p = slot(g.bufs, b);
-        std::free(p);
+        guarded_free(p);
         p = nullptr;
       }
       return MPI_SUCCESS;
@@ -454,6 +568,25 @@ int run_call(const Call &c, Model &m, bool *skipped) {
 }
 
 std::map<std::string, std::pair<int, double>> g_profile;  // MPIX_RANDOM_PROFILE=1: time by kind of step
+
+// MPIX_RANDOM_WATCH=w,offset: after every call, this rank's byte of window w and the model's, when
+// either changed (a diagnosis aid; the model's value is the one after the whole step).
+void watch(const Step &st, Model &m, int call) {
+  if (const char *e = std::getenv("MPIX_RANDOM_WATCH")) {
+    int wid = -1;
+    long off = -1;
+    if (std::sscanf(e, "%d,%ld", &wid, &off) == 2 && wid >= 0 && wid < static_cast<int>(g.wins.size()) &&
+        g.wins[wid].alive && off >= 0 && static_cast<size_t>(off) < g.wins[wid].bytes) {
+      static int last_got = -1, last_want = -1;
+      const int got = g.wins[wid].local[off], want = m.wins[wid].r[g_rank].img[static_cast<size_t>(off)];
+      if (got != last_got || want != last_want)
+        std::fprintf(stderr, "[rank %d] after step %d (%s), call %d: w%d byte %ld: got 0x%02x, model 0x%02x\n", g_rank,
+                     st.index, st.title.c_str(), call, wid, off, got, want);
+      last_got = got;
+      last_want = want;
+    }
+  }
+}
 
 void run_step(const Step &st, Model &m) {
   g_step = st.index;
@@ -479,11 +612,18 @@ void run_step(const Step &st, Model &m) {
     bool skipped = false;
     const int rc = run_call(c, m, &skipped);
     ++g_calls;
+    watch(st, m, static_cast<int>(i));
     if (skipped) continue;
     int cls = rc;
     if (rc != MPI_SUCCESS && MPI_Error_class(rc, &cls) != MPI_SUCCESS) cls = -1;
     if (cls == c.expect || (c.expect_alt >= 0 && cls == c.expect_alt)) {
-      if (rc != MPI_SUCCESS) ++g_refused;
+      if (rc != MPI_SUCCESS) {
+        ++g_refused;
+        // MPIX_RANDOM_ERRORS=1: the message of every refusal the model expected.
+        if (const char *e = std::getenv("MPIX_RANDOM_ERRORS"); e && std::strcmp(e, "1") == 0)
+          std::fprintf(stderr, "[rank %d] step %d call %zu: %s\n    -> %s\n", g_rank, st.index, i, describe(c, m).c_str(),
+                       mpix_test::error_text(rc).c_str());
+      }
       continue;
     }
     std::string what = "call " + std::to_string(i) + ": " + describe(c, m) + "\n  returned " + class_name_of(cls);
@@ -493,6 +633,17 @@ void run_step(const Step &st, Model &m) {
     if (!c.why.empty()) what += " (" + c.why + ")";
     fail(what);
   }
+  watch(st, m, -1);
+  // MPIX_RANDOM_DUMP=N: after step N, every window of this rank against the model (a diagnosis aid:
+  // the windows need not be synchronised there).
+  if (const char *e = std::getenv("MPIX_RANDOM_DUMP"); e && std::atoi(e) == st.index)
+    for (size_t wid = 0; wid < g.wins.size(); ++wid) {
+      const WinRt &w = g.wins[wid];
+      if (!w.alive) continue;
+      const std::vector<uint8_t> &want = m.wins[wid].r[g_rank].img;
+      const std::string d = hex_diff(w.local, want.data(), want.size());
+      std::fprintf(stderr, "[rank %d] after step %d, w%zu: %s\n", g_rank, st.index, wid, d.empty() ? "as the model" : d.c_str());
+    }
 }
 
 std::vector<std::string> split(const std::string &s) {
