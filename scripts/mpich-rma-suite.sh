@@ -161,6 +161,17 @@ run_list() {  # run_list <build dir> <list file> <results file>
 
 start=$SECONDS
 run_list "$work/interposed" "$list" "$work/interposed.txt"
+# A test that fails or hangs interposed runs once more (ranks outnumber CI's two cores, and some of
+# MPICH's tests are timing-sensitive there): only a second failure counts. Both logs are kept.
+if [ "$full" = 0 ] && grep -qv '^pass ' "$work/interposed.txt"; then
+  grep -v '^pass ' "$work/interposed.txt" | cut -d' ' -f3- >"$work/retry.txt"
+  mkdir -p "$work/interposed/logs/first"
+  cp "$work"/interposed/logs/*.log "$work/interposed/logs/first/" 2>/dev/null || true
+  run_list "$work/interposed" "$work/retry.txt" "$work/retried.txt"
+  { grep '^pass ' "$work/interposed.txt" || true; cat "$work/retried.txt"; } | sort -k3 >"$work/interposed.merged"
+  mv "$work/interposed.merged" "$work/interposed.txt"
+  echo "mpich-rma-suite.sh: $(wc -l <"$work/retry.txt") test(s) run again interposed, $(grep -c '^pass ' "$work/retried.txt" || true) passed the second time"
+fi
 if [ "$full" = 1 ]; then cp "$list" "$work/to-check.txt"
 else grep -v '^pass ' "$work/interposed.txt" | cut -d' ' -f3- >"$work/to-check.txt" || true; fi
 echo "mpich-rma-suite.sh: interposed: $(grep -c '^pass ' "$work/interposed.txt") of $(wc -l <"$list") pass ($((SECONDS - start)) s)"
