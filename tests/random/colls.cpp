@@ -116,7 +116,12 @@ Step Generator::comm_free() {
   for (size_t c = 0; c < m.comms.size(); ++c)
     if (m.comms[c].alive && m.comms[c].graphs.empty()) ok.push_back(static_cast<int>(c));
   if (ok.empty()) return Step{};
-  const int c = rng_.pick(ok);
+  // Communicators whose collectives were replayed are freed first more often (their drain counts
+  // replays too).
+  std::vector<int> replayed;
+  for (int k : ok)
+    if (m.comms[k].replayed) replayed.push_back(k);
+  const int c = !replayed.empty() && rng_.chance(60) ? rng_.pick(replayed) : rng_.pick(ok);
   CommM &cm = m.comms[c];
   // Launched graphs' collectives are not waited for by MPI_Comm_free: synchronise first.
   for (int r : cm.members)
@@ -336,6 +341,14 @@ Step Generator::coll_step() {
     } else if (captured && first) {
       call_ = expect(call_, MPI_ERR_UNSUPPORTED_OPERATION,
                      "the first collective on a communicator cannot be captured");
+    }
+    // Sometimes the stream is busy for a while first, so what follows (a free, say) meets the
+    // call still queued.
+    if (bad < 0 && !captured && !enqueue && allow("delays") && rng_.chance(15)) {
+      Call d = call(Op::Delay);
+      d.stream = strm[r];
+      d.len = rng_.range(5, 40);
+      s.calls[r].push_back(d);
     }
     s.calls[r].push_back(call_);
   }

@@ -54,6 +54,7 @@ const char *op_name_of(Op op) {
     case Op::LockAll: return "MPI_Win_lock_all";
     case Op::UnlockAll: return "MPI_Win_unlock_all";
     case Op::Stamp: return "MPIX_Host_stream_enqueue";
+    case Op::Delay: return "MPIX_Host_stream_enqueue (a delay)";
     case Op::StreamCreate: return "MPIX_Host_stream_create";
     case Op::StreamDestroy: return "MPIX_Host_stream_destroy";
     case Op::StreamSync: return "MPIX_Host_stream_synchronize";
@@ -372,6 +373,7 @@ std::string describe(const Call &c, const Model &m) {
     case Op::Stamp:
       s = "MPIX_Host_stream_enqueue(" + st + ", a task rewriting b" + std::to_string(c.buf) + " with its next generation)";
       break;
+    case Op::Delay: s = "MPIX_Host_stream_enqueue(" + st + ", a task that sleeps " + std::to_string(c.len) + " ms)"; break;
     case Op::StreamCreate: s = "MPIX_Host_stream_create -> " + st; break;
     case Op::StreamDestroy: s = "MPIX_Host_stream_destroy(" + st + ")"; break;
     case Op::StreamSync: s = "MPIX_Host_stream_synchronize(" + st + ")"; break;

@@ -97,7 +97,7 @@ enum class Op {
   // active-target epochs
   Post, PostStream, Start, Complete, CompleteStream, Wait, WaitStream, TestLoop, Fence,
   // RMA
-  Put, Get, Acc, FetchOp, LockAll, UnlockAll, Stamp,
+  Put, Get, Acc, FetchOp, LockAll, UnlockAll, Stamp, Delay,
   // streams and graphs
   StreamCreate, StreamDestroy, StreamSync, CaptureBegin, CaptureEnd, GraphLaunch, GraphDestroy,
   // collectives

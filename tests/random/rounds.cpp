@@ -635,6 +635,13 @@ Step Generator::round() {
   };
   for (int r = 0; r < n; ++r) {
     std::vector<Call> &out = st.calls[r];
+    for (const Part &p : parts)
+      if (p.stream && !p.captured && (p.access[r] || p.exposure[r]) && allow("delays") && rng_.chance(5)) {
+        Call d = call(Op::Delay);
+        d.stream = p.s[r];
+        d.len = rng_.range(5, 40);
+        out.push_back(d);
+      }
     for (const Call &c : stamps[r]) out.push_back(c);
     for (const Call &c : pre[r]) out.push_back(c);
     for (const Call &c : shuffled(posts[r])) out.push_back(c);
@@ -858,7 +865,15 @@ Step Generator::fence_round() {
   if (m.wins[w].kind == WinKind::allocate)
     for (const WinRank &wr : m.wins[w].r)
       if (wr.size % 16) return Step{};
-  if (!m.quiescent(w)) return sync_step(true, true);
+  // A fence or lock epoch after stream epochs still queued: the library lets them run first
+  // (rma-epochs.md); replays are the program's to synchronise.
+  bool queued = false;
+  for (const auto &p : m.wins[w].pending)
+    for (const auto &q : p) {
+      if (q.second) return sync_step(true, true);
+      queued = true;
+    }
+  if (queued && (!allow("fence_after_stream") || !m.wins[w].managed)) return sync_step(true, true);
   const bool lock = rng_.chance(40);
   Step s = begin(std::string(lock ? "lock_all epoch" : "fence epoch") + " on w" + std::to_string(w));
   std::vector<std::vector<Claim>> claims(static_cast<size_t>(m.n));
@@ -866,8 +881,12 @@ Step Generator::fence_round() {
   for (int r = 0; r < m.n; ++r) {
     Call open = call(lock ? Op::LockAll : Op::Fence);
     open.win = w;
-    open.assert_bits = !lock && rng_.chance(50) ? MPI_MODE_NOPRECEDE : 0;
+    open.assert_bits = !lock && !queued && rng_.chance(50) ? MPI_MODE_NOPRECEDE : 0;
+    if (queued) open.why = "after stream epochs still queued, which run first";
     s.calls[r].push_back(open);
+    // Each rank's MPI_Win_lock_all lets its own queued epochs run; the operations may reach a
+    // window whose queued epochs another rank's call let run: all have returned first.
+    if (lock && queued) s.calls[r].push_back(call(Op::Barrier));
   }
   for (int o = 0; o < m.n; ++o) {
     if (!rng_.chance(70)) continue;
@@ -893,6 +912,7 @@ Step Generator::fence_round() {
   e.kind = Effect::round;
   e.rma = effects;
   m.apply(e);
+  for (auto &p : m.wins[w].pending) p.clear();  // the window's queued epochs ran first
   return s;
 }
 

@@ -404,6 +404,14 @@ int run_call(const Call &c, Model &m, bool *skipped) {
     case Op::Fence: return MPI_Win_fence(c.assert_bits, win);
     case Op::LockAll: return MPI_Win_lock_all(0, win);
     case Op::UnlockAll: return MPI_Win_unlock_all(win);
+    case Op::Delay: {
+      static long ms_store[64];
+      static int next = 0;
+      long *ms = &ms_store[next++ % 64];
+      *ms = static_cast<long>(c.len);
+      return MPIX_Host_stream_enqueue(
+          s, [](void *p) { std::this_thread::sleep_for(std::chrono::milliseconds(*static_cast<long *>(p))); }, ms);
+    }
     case Op::Stamp: {
       StampTask *&t = g_stamps[c.buf];
       if (!t) t = new StampTask{buffer(m, c.buf), m.bufs[c.buf].init.size(), m.bufs[c.buf].stamp_key, 0};
