@@ -540,7 +540,7 @@ std::string network_state_of(uint32_t window_id, int peer) {
   if (!w || peer < 0 || peer >= w->size) return "";
   if (w->peers[peer].node_local && !(peer == w->rank && w->remote)) return "";
   const std::string state = remote::network_state(*w);
-  return state.empty() ? "" : "; on this rank, the window's " + state;
+  return state.empty() ? "" : "; on this rank: " + state;
 }
 
 Result take_watchdog_error(uint32_t window_id, const void *stream) {
@@ -556,13 +556,13 @@ Result take_watchdog_error(uint32_t window_id, const void *stream) {
                                    " ms waiting for round " + std::to_string(rep.expected) + " from rank " +
                                    std::to_string(rep.peer) + " (the flag holds " + std::to_string(rep.observed) +
                                    "); the rest of the call was skipped, its results are undefined");
-  return fail(MPI_ERR_OTHER, "watchdog: a stream wait on window " + std::to_string(rep.window_id) + " gave up after " +
-                                 std::to_string(config().watchdog_ns / 1000000) + " ms waiting for " +
+  // Most telling first: Open MPI's MPI_Error_string keeps 255 characters.
+  return fail(MPI_ERR_OTHER, "watchdog: a stream wait on window " + std::to_string(rep.window_id) + " for " +
                                  (rep.reason == work::kWaitPost ? "post" : "complete") + " #" +
                                  std::to_string(rep.expected) + " from window rank " + std::to_string(rep.peer) +
-                                 " (the flag holds " + std::to_string(rep.observed) +
-                                 "); its epoch's data and signals were skipped" + peer_state(rep.window_id, rep.peer) +
-                                 network_state_of(rep.window_id, rep.peer) +
+                                 " gave up after " + std::to_string(config().watchdog_ns / 1000000) + " ms (flag " +
+                                 std::to_string(rep.observed) + ")" + peer_state(rep.window_id, rep.peer) +
+                                 network_state_of(rep.window_id, rep.peer) + "; its data and signals were skipped" +
                                  (rep.more ? " (and " + std::to_string(rep.more) +
                                                  " later epochs of the window ended at once behind it)"
                                            : ""));

@@ -437,11 +437,12 @@ std::string network_state(Window &w) {
   // transport's last error (sockets counts a triggered operation's failure on no counter).
   const std::string agent = s.watch_ids[0] || s.watch_ids[1] ? internode::doorbells().error() : "";
   const std::string transport = f.last_error();
-  return doorbell("post", 0, s.post_rings, s.post_trigger) + "; " +
+  // The cause first: Open MPI's MPI_Error_string keeps 255 characters.
+  return (rings_stopped(s) ? "the watchdog skipped a doorbell of the window: later rings are not forwarded; " : "") +
+         doorbell("post", 0, s.post_rings, s.post_trigger) + "; " +
          doorbell("complete", 1, s.complete_rings, s.complete_trigger) + "; operations " +
          std::to_string(f.read(s.op_done)) + " of " + std::to_string(s.ops_posted) + " done, signals " +
          std::to_string(f.read(s.signal_done)) + " of " + std::to_string(s.signals_posted) + " done" +
-         (rings_stopped(s) ? "; the watchdog skipped a doorbell of the window: later rings are not forwarded" : "") +
          (agent.empty() ? "" : "; doorbell agent: " + agent) +
          (transport.empty() ? "" : "; the transport's last error: " + transport);
 }

@@ -200,7 +200,7 @@ void missing_partner(WinKind kind, Mode mode, void *s) {
         MU_ERROR(MPI_Win_complete(w.win), MPI_ERR_OTHER, "the targets' MPI_Win_post");
       } else {
         MT_OK(MPIX_Win_complete_stream(w.win, s));
-        MU_ERROR(stream_sync_rc(s), MPI_ERR_OTHER, "waiting for post");
+        MU_ERROR(stream_sync_rc(s), MPI_ERR_OTHER, "for post #");
         MU_ERROR(MPIX_Win_complete_stream(w.win, s), MPI_ERR_RMA_SYNC, "without an access epoch");
       }
     }
@@ -228,7 +228,7 @@ void missing_partner(WinKind kind, Mode mode, void *s) {
         MU_ERROR(MPI_Win_wait(w.win), MPI_ERR_OTHER, "the origins' MPI_Win_complete");
       } else {
         MT_OK(MPIX_Win_wait_stream(w.win, s));
-        MU_ERROR(stream_sync_rc(s), MPI_ERR_OTHER, "waiting for complete");
+        MU_ERROR(stream_sync_rc(s), MPI_ERR_OTHER, "for complete #");
         MU_ERROR(MPIX_Win_wait_stream(w.win, s), MPI_ERR_RMA_SYNC, "without an exposure epoch");
       }
     }

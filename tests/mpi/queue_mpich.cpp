@@ -49,13 +49,15 @@ void halo(StreamComm &S, int iters) {
     to_r.back().upload(pattern(bytes, key(i, g_rank, 1, 7)));
   }
   const unsigned long long uploads = MPIX_St_stream_ops_enqueued() - before;
+  // The stream writes each status's count when it runs: the statuses outlive the loop.
+  std::vector<MPI_Status> statuses(4 * static_cast<size_t>(iters));
   for (int i = 0; i < iters; ++i) {
     MPI_Request r[4];
     MT_OK(MPIX_Irecv_enqueue(from_l[i].p, n, MPI_DOUBLE, left, 1, S.comm, &r[0]));
     MT_OK(MPIX_Irecv_enqueue(from_r[i].p, n, MPI_DOUBLE, right, 0, S.comm, &r[1]));
     MT_OK(MPIX_Isend_enqueue(to_l[i].p, n, MPI_DOUBLE, left, 0, S.comm, &r[2]));
     MT_OK(MPIX_Isend_enqueue(to_r[i].p, n, MPI_DOUBLE, right, 1, S.comm, &r[3]));
-    MPI_Status st[4];
+    MPI_Status *st = &statuses[4 * static_cast<size_t>(i)];
     MT_OK(MPIX_Waitall_enqueue(4, r, st));
     for (int k = 0; k < 4; ++k) MT_CHECKF(r[k] == MPI_REQUEST_NULL, "request %d not freed", k);
     MT_CHECKF(st[0].MPI_SOURCE == left && st[0].MPI_TAG == 1, "status 0: source %d tag %d", st[0].MPI_SOURCE,

@@ -238,7 +238,7 @@ inline std::vector<uint8_t> pattern(size_t n, uint64_t k) {
 inline bool same_bytes_at(const void *got_p, const void *want_p, size_t n, const std::string &what, const char *file,
                           int line) {
   const uint8_t *got = static_cast<const uint8_t *>(got_p), *want = static_cast<const uint8_t *>(want_p);
-  if (std::memcmp(got, want, n) == 0) return true;
+  if (n == 0 || std::memcmp(got, want, n) == 0) return true;
   size_t first = n, count = 0, last = 0;
   for (size_t i = 0; i < n; ++i) {
     if (got[i] == want[i]) continue;

@@ -224,6 +224,7 @@ void Model::apply_coll(const CollEffect &c) {
     const int b = c.in_place[i] ? c.recv[i] : c.send[i];
     return bufs[b].bytes;
   };
+  if (bytes == 0) return;  // nothing moves (and memcpy must not see empty vectors' null data)
   switch (c.coll) {
     case Coll::allreduce:
     case Coll::reduce: {
