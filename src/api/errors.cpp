@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/window.h"
 #include "mpix/mpix_st.h"
@@ -13,25 +14,40 @@
 namespace mpix {
 namespace {
 std::mutex g_mu;
-std::map<int, int> g_code_of_class;       // error class -> the library's code in that class
-std::map<int, std::string> g_message_of;  // the library's code -> its latest message
+std::map<int, std::string> g_message_of;  // the library's code -> its message
 
-// One dynamic error code per error class (MPI_Error_class gives the standard class back); its
-// message is the latest of that class. MPICH 4.0 prints no usable text for codes added to
+// Distinct errors get distinct codes, so a code a program kept still reads its own message after
+// later errors of the same class. Each error class has a ring of up to kCodesPerClass dynamic
+// codes (MPI's code space is finite): a message already held by a code of the class gets that
+// code again; a new one takes the next code of the ring, replacing its message only after
+// kCodesPerClass other messages of the class. MPICH 4.0 prints no usable text for codes added to
 // predefined classes, so MPI_Error_string is interposed below for these codes.
+constexpr size_t kCodesPerClass = 64;
+struct ClassCodes {
+  std::vector<int> codes;
+  size_t next = 0;  // the ring's next code to reuse once it is full
+};
+std::map<int, ClassCodes> g_codes_of_class;
+
 int code_for(const core::Result &r) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto it = g_code_of_class.find(r.mpi_class);
-  if (it == g_code_of_class.end()) {
-    int code = r.mpi_class;
-    if (PMPI_Add_error_code(r.mpi_class, &code) != MPI_SUCCESS) code = r.mpi_class;
-    it = g_code_of_class.emplace(r.mpi_class, code).first;
-  }
   std::string msg = "mpix-st: " + r.message;
   if (msg.size() >= MPI_MAX_ERROR_STRING) msg.resize(MPI_MAX_ERROR_STRING - 1);
-  if (it->second != r.mpi_class) PMPI_Add_error_string(it->second, msg.c_str());
-  g_message_of[it->second] = std::move(msg);
-  return it->second;
+  std::lock_guard<std::mutex> lock(g_mu);
+  ClassCodes &cc = g_codes_of_class[r.mpi_class];
+  for (int code : cc.codes)
+    if (g_message_of[code] == msg) return code;
+  int code = r.mpi_class;
+  if (cc.codes.size() < kCodesPerClass && PMPI_Add_error_code(r.mpi_class, &code) == MPI_SUCCESS) {
+    cc.codes.push_back(code);
+  } else if (!cc.codes.empty()) {  // the ring is full (or MPI has no code left): reuse the oldest
+    code = cc.codes[cc.next];
+    cc.next = (cc.next + 1) % cc.codes.size();
+  } else {
+    code = r.mpi_class;  // no code at all: the class itself, whose text is then this message
+  }
+  if (code != r.mpi_class) PMPI_Add_error_string(code, msg.c_str());
+  g_message_of[code] = std::move(msg);
+  return code;
 }
 }  // namespace
 

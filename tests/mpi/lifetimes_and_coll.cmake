@@ -35,3 +35,8 @@ if(TARGET mpixst_ofi)
   mpix_vnode_run(coll_after_error 2 1 ENV "MPIX_ST_COLL_SCRATCH_KIB=16")
   mpix_vnode_run(coll_after_error 4 2 ENV "MPIX_ST_COLL_SCRATCH_KIB=16")
 endif()
+
+# Error codes: distinct messages of one class get distinct codes (a ring of 64 per class), a kept
+# code reads its own message after later errors, the same message gets the same code.
+mpix_mpi_program(error_codes HOST_ONLY)
+mpix_mpi_runs(error_codes NP 2)
