@@ -75,14 +75,17 @@ inline constexpr uint32_t elem_size(uint8_t d) {
 // Flag area of a rank (64-bit words), for a communicator of n ranks, per channel: arrive flags for
 // every step of a round (a ring has 2(n-1)) and source, freed flags, the rounds of calls run (the
 // communicator's cursor: channel 0's word counts, the others are unused), the rounds this channel
-// ran (its round numbers continue from there). Channel c's words start at c * words(n).
+// ran (its round numbers continue from there), the calls enqueued outside captures that ran
+// (channel 0's word counts: MPI_Comm_free's drain; replays of captured calls advance the cursor but
+// not this count). Channel c's words start at c * words(n).
 struct FlagLayout {
   static constexpr int steps(int n) { return n > 2 ? 2 * (n - 1) : 2; }
   static constexpr uint64_t arrive(int step, int src, int n) { return static_cast<uint64_t>(step) * n + src; }
   static constexpr uint64_t freed(int src, int n) { return static_cast<uint64_t>(steps(n)) * n + src; }
   static constexpr uint64_t cursor(int n) { return static_cast<uint64_t>(steps(n) + 1) * n; }
   static constexpr uint64_t channel_cursor(int n) { return cursor(n) + 1; }
-  static constexpr uint64_t words(int n) { return cursor(n) + 2; }
+  static constexpr uint64_t eager_calls(int n) { return cursor(n) + 2; }
+  static constexpr uint64_t words(int n) { return cursor(n) + 3; }
 };
 
 // Addresses of every rank's scratch and flags as this process reaches them, by communicator rank.
@@ -94,6 +97,7 @@ struct PeerTable {
 struct Args {
   uint8_t kind, algo, dtype, op;
   uint8_t proto;        // Protocol
+  uint8_t counted;      // 1: enqueued outside a capture, finish() counts it in eager_calls
   int32_t rank, size, root;
   uint64_t count;       // elements: of the whole vector (allreduce, reduce, bcast) or of one rank's
                         // block (allgather, alltoall)

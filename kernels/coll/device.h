@@ -274,12 +274,16 @@ class DeviceCollExecutor {
     if (coll_tracer(a_)) coll_stamps[2] = mpix_clock_ns();
     if (threadIdx.x != 0) return;
     auto *cursor = const_cast<volatile uint64_t *>(cursor_word());
+    // One finisher per call, and a communicator's calls run in stream order: a plain increment.
+    auto *eager = cursor + (mpix::coll::FlagLayout::eager_calls(a_.size) - mpix::coll::FlagLayout::cursor(a_.size));
     if (gridDim.x == 1) {
       *cursor = value;
+      if (a_.counted) *eager = *eager + 1;
       return;
     }
     if (atomicAdd(words_ + kFinished, 1u) + 1 != gridDim.x) return;
     *cursor = value;
+    if (a_.counted) *eager = *eager + 1;
     atomicExch(words_ + kAbandoned, 0u);
     atomicExch(words_ + kFinished, 0u);
   }

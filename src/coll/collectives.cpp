@@ -302,12 +302,15 @@ core::Result prepare_node_local(Context &c, const Call &call, Algo requested, Ar
   return core::ok();
 }
 
-core::Result launch_node_local(Context &c, const Call &call, const Args &a, bool capturing) {
-  if (a.count == 0) return core::ok();
+core::Result launch_node_local(Context &c, const Call &call, const Args &args, bool capturing) {
+  if (args.count == 0) return core::ok();
+  // MPI_Comm_free waits until the calls enqueued outside captures have run. A captured call runs
+  // at each replay instead, which the host may never see (a graph the program launches itself):
+  // it advances the cursor but is not counted.
+  Args a = args;
+  a.counted = capturing ? 0 : 1;
   if (core::Result r = launch(call.stream, a)) return r;
-  // A captured call runs at each replay instead: MPI_Comm_free cannot count on it (free the
-  // graph first, as with windows).
-  if (!capturing) c.rounds_enqueued += a.rounds;
+  if (!capturing) ++c.eager_calls_enqueued;
   return core::ok();
 }
 

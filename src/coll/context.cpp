@@ -105,10 +105,10 @@ std::set<Context *> g_contexts;  // alive, for release_all_contexts
 uint64_t g_created = 0;
 int g_keyval = MPI_KEYVAL_INVALID;
 
-// Every round enqueued outside captures has run (core::stream_work_drained): false means give up
+// Every call enqueued outside captures has run (core::stream_work_drained): false means give up
 // and leak rather than free memory a stream may still touch.
 bool drained(const Context &c) {
-  return core::stream_work_drained(c.flags + FlagLayout::cursor(c.size), c.rounds_enqueued);
+  return core::stream_work_drained(c.flags + FlagLayout::eager_calls(c.size), c.eager_calls_enqueued);
 }
 
 void release_board(Context &c) {

@@ -37,8 +37,9 @@ struct Context {
   uint64_t *flags = nullptr; // FlagLayout::words(size) per channel, peers store to it
   void *table = nullptr;     // PeerTable[size], in memory the backend's streams read
   std::vector<gpu::MappedRegion> peer_scratch, peer_flags;
-  // Rounds enqueued outside graph captures: the cursor reaches this once they have all run.
-  uint64_t rounds_enqueued = 0;
+  // Calls enqueued outside graph captures: FlagLayout::eager_calls reaches this once they have all
+  // run (replays of captured calls advance the cursor, not this count).
+  uint64_t eager_calls_enqueued = 0;
   // Communicators that span nodes: the node communicator and the window across nodes (and none
   // of the node-local memory above).
   std::unique_ptr<Net> net;

@@ -101,6 +101,9 @@ class HostCollExecutor {
     stamp_->at(work::kTraceWaited, waited_ns_);
     (*stamp_)(work::kTraceOpsDone);
     word(cursor_word()).store(value, std::memory_order_release);
+    if (a_.counted)
+      word(cursor_word() + (coll::FlagLayout::eager_calls(a_.size) - coll::FlagLayout::cursor(a_.size)))
+          .fetch_add(1, std::memory_order_release);
   }
 
  private:
