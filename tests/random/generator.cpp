@@ -45,7 +45,7 @@ const std::vector<std::string> &all_features() {
       "create_refused",   // window creation with a bad argument on one rank
       "nocheck",          // MPI_MODE_NOCHECK epochs
       "handle_lifetimes", // destroyed streams and graphs used again (issue 47, item 3)
-      "mixed_close",      // an exposure epoch closed by the other form (MPIX_Win_post_stream + MPI_Win_wait)
+      "mixed_close",      // the other form's close of an exposure epoch: refused, then the right one
       "lock_in_epoch",    // MPI_Win_lock_all inside an open stream epoch (issue 47, item 4)
       "uninterposed_rma", // MPI_Fetch_and_op inside a stream epoch (issue 47, item 4)
       "uncommitted_type", // an uncommitted datatype (issue 47, item 5)

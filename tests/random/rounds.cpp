@@ -366,22 +366,14 @@ Step Generator::round() {
         wc.win = p.w;
         wc.stream = p.s[r];
         if (p.mixed_close[r]) {
-          // The man pages: a stream post may be closed by MPI_Win_wait, a host post by
-          // MPIX_Win_wait_stream.
-          wc.flags |= fMixedClose;
-          if (p.stream) {
-            wc.op = Op::Wait;
-          } else {
-            wc.op = Op::WaitStream;
-            wc.stream = live_stream(r);
-            if (wc.stream < 0 || !m.quiescent(p.w)) {
-              wc.op = Op::Wait;
-              wc.flags &= ~fMixedClose;
-            } else {
-              p.s[r] = wc.stream;
-            }
-          }
-          wc.why = (wc.flags & fMixedClose) ? "closes the other form's exposure epoch (man page: allowed)" : "";
+          // The man pages (MPIX_Win_post_stream(3), MPIX_Win_wait_stream(3)): an exposure epoch is
+          // closed by the form that opened it; the other form is refused and the epoch stays open.
+          Call bad = wc;
+          bad.flags |= fMixedClose;
+          bad.op = p.stream ? Op::Wait : Op::WaitStream;
+          if (!p.stream) bad.stream = live_stream(r);
+          if (p.stream || bad.stream >= 0)
+            waits[r].push_back(expect(bad, MPI_ERR_RMA_SYNC, "closes the other form's exposure epoch"));
         }
         waits[r].push_back(wc);
       }
@@ -693,7 +685,7 @@ Step Generator::round() {
     } else {
       m.apply(e);
       for (int r = 0; r < n; ++r) {
-        const bool stream_calls = p.stream ? (p.access[r] || p.exposure[r]) : (p.exposure[r] && p.mixed_close[r]);
+        const bool stream_calls = p.stream && (p.access[r] || p.exposure[r]);
         if (stream_calls && p.s[r] >= 0) mark_pending(m.wins[p.w].pending, r, p.s[r], false);
       }
     }
