@@ -466,6 +466,13 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
       copy_bytes(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,
                  cursor.rank(tid, nthreads), nthreads);
       cursor.advance(work_units(false, it, it.bytes), nthreads);
+    } else if (it.kind == mpix::work::kCopyCounted) {
+      // Every thread reads the length (after the list's waits); the grid is sized by the bound.
+      const uint64_t n = *reinterpret_cast<const volatile uint64_t *>(it.b + static_cast<int64_t>(it.peer));
+      if (n <= it.bytes)
+        copy_bytes(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), n,
+                   cursor.rank(tid, nthreads), nthreads);
+      cursor.advance(work_units(false, it, it.bytes), nthreads);
     } else if (it.kind == mpix::work::kCopyStaged) {
       copy_staged(it, tid, nthreads);
     } else if (it.kind == mpix::work::kStore2) {

@@ -49,6 +49,10 @@ enum ItemKind : uint8_t {
                     // data is copied into the window before the wait counts as passed
   kLineArea = 15,   // its companion: a = this rank's line area for that origin, b = the window base,
                     // bytes = the window size (line offsets are checked against it)
+  // Two-sided messages: a copy whose length the stream reads. n = the 64-bit word at b + peer (a
+  // signed byte offset; written before the signal the list waited for); n bytes go from b to a
+  // when n <= bytes (the receive buffer's size, which also sizes the grid), nothing otherwise.
+  kCopyCounted = 16,
 };
 inline constexpr bool has_companion(uint8_t kind) {
   return kind == kCopyPairs || kind == kAccumulatePairs || kind == kPutLines || kind == kWaitLines;

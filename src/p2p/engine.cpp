@@ -64,30 +64,27 @@ void send_items(gpu::WorkList &list, const Op &op) {
   list.signals.push_back(core::signal_item(c.full_out(op.peer, box), round + 1));
 }
 
-// A receive's items: "full" awaited; the header copied where the kCopyStaged item reads it and
-// into the record; then (trailing) the data, only where the whole message fits; "free" added.
+// A receive's items: "full" awaited; the header copied into the record, the data (the sender's
+// length, only where it fits: kCopyCounted) into the buffer; "free" added. One launch on a GPU.
 void receive_items(gpu::WorkList &list, const Op &op) {
   const Context &c = *op.ctx;
   const int box = box_index(op.channel, op.use);
   const uint64_t round = box_round(op.use);
   list.waits.push_back(core::wait_item(c.full_in(op.peer, box), round + 1, op.peer, work::kWaitComplete));
   char *mb = c.mailbox_in(op.peer, box);
-  int64_t block = 0;
-  const int32_t origin = relocation_origin(op.bytes, &block);
-  list.ops.push_back(core::copy_item(mb + kDataAt + block, mb, kHeaderBytes));
   list.ops.push_back(core::copy_item(op.record, mb, kHeaderBytes));
   if (op.bytes > 0) {
     work::Item copy{};
-    copy.kind = work::kCopyStaged;
+    copy.kind = work::kCopyCounted;
     copy.a = reinterpret_cast<uint64_t>(op.buf);
     copy.b = reinterpret_cast<uint64_t>(mb + kDataAt);
     copy.bytes = op.bytes;
-    copy.peer = origin;
-    list.trailing_ops.push_back(copy);
+    copy.peer = static_cast<int32_t>(kLengthAt) - static_cast<int32_t>(kDataAt);
+    list.ops.push_back(copy);
   }
   if (op.user_status && host_backend())
-    list.trailing_ops.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(),
-                                                mb + 24, 4));
+    list.ops.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(),
+                                       mb + kLengthAt, 4));
   list.signals.push_back(add_one(c.free_in(op.peer, box)));
 }
 

@@ -3,9 +3,9 @@
 // Queue (a stream and what it still has to enqueue) and enqueued as work lists:
 //   - a send list: per send, wait until the mailbox is free (its previous round was taken), copy the
 //     data and store the header into it, then store the mailbox's "full" word;
-//   - a receive list: per receive, wait for "full", copy the header to the relocation bytes (and to
-//     the request's record), then (trailing ops) copy exactly the sender's length into the receive
-//     buffer where it fits (a kCopyStaged item), and add 1 to the sender's "free" word;
+//   - a receive list: per receive, wait for "full", copy the header to the request's record and
+//     exactly the sender's length into the receive buffer where it fits (a kCopyCounted item, which
+//     reads the length from the mailbox), and add 1 to the sender's "free" word;
 // each list ends by adding 1 to the queue's count of lists that ran, which is how the host sees
 // requests complete. Sends are enqueued when they start; receives when something waits for them
 // (MPIX_Enqueue_wait, the *_enqueue waits, a blocking receive, or MPI_Wait / MPI_Test on the host).

@@ -21,18 +21,13 @@ constexpr int kMailboxes = 8;  // per channel: messages in flight before a sende
 constexpr int kBoxes = kChannels * kMailboxes;
 
 // A mailbox, from its start:
-//   header     32 bytes: the message as a staged range block (work::StagedRanges: count 1, the
-//              identity word, offset 0, the length), stored by the sender after its data
-//   relocation 2112 bytes: the receiver's copy of the header, placed where its kCopyStaged item
-//              reads its range block (that place depends on the receiver's buffer size; see
-//              relocation_origin), so the stream copies exactly the sender's length and skips a
-//              message longer than the receive buffer
-//   data       slot_bytes: the message
+//   header  32 bytes, stored by the sender after its data: 1, the identity word, 0, the length
+//           (the receiver's kCopyCounted item reads the length: it copies exactly the sender's
+//           bytes, and nothing of a message longer than the receive buffer)
+//   data    at kDataAt, slot_bytes: the message
 constexpr uint64_t kHeaderBytes = 32;
-constexpr uint64_t kRelocationAt = 64;
-constexpr uint64_t kRelocationBytes = 2 * sizeof(work::StagedRanges) + 32;  // 2112: one block fits anywhere
-constexpr uint64_t kDataAt = kRelocationAt + kRelocationBytes;              // 2176, 64-byte aligned
-static_assert(kDataAt % 64 == 0);
+constexpr uint64_t kLengthAt = 24;
+constexpr uint64_t kDataAt = 64;  // a whole cache line after the header
 
 // Data bytes of a mailbox, the largest message: the host backend's shared memory (/dev/shm) is
 // often small, device memory is not.
@@ -53,22 +48,6 @@ inline int channel_of(int tag) { return tag % kChannels; }
 inline uint64_t full_word(int j, int box) { return static_cast<uint64_t>(j) * 2 * kBoxes + box; }
 inline uint64_t free_word(int j, int box) { return static_cast<uint64_t>(j) * 2 * kBoxes + kBoxes + box; }
 inline uint64_t flag_words(int local_ranks) { return static_cast<uint64_t>(local_ranks) * 2 * kBoxes; }
-
-// The kCopyStaged item's `peer` (origin) that puts its range block inside the mailbox's relocation
-// bytes, for a receive buffer of `bound` bytes: the item reads the block at
-// data + staged_align(bound) + origin * sizeof(StagedRanges) (work::staged_ranges_at), so origin is
-// the (usually negative) count of blocks that steps from there back into the relocation bytes.
-// Returns the block's offset from the data (negative: before it).
-inline int32_t relocation_origin(uint64_t bound, int64_t *block_offset) {
-  const int64_t block = static_cast<int64_t>(sizeof(work::StagedRanges));
-  const int64_t want = static_cast<int64_t>(kRelocationAt) - static_cast<int64_t>(kDataAt);  // -2112
-  const int64_t from = static_cast<int64_t>(work::staged_align(bound));
-  // The smallest origin with from + origin * block >= want.
-  const int64_t diff = want - from;  // <= -2112
-  int64_t origin = diff >= 0 ? (diff + block - 1) / block : -((-diff) / block);
-  *block_offset = from + origin * block;
-  return static_cast<int32_t>(origin);
-}
 
 // The identity a header carries: the tag and the number of the message among those of its source
 // and tag, which the receiver checks when the message completes on the host.

@@ -94,8 +94,14 @@ void queued_epochs(PeerStop &peer, void *s, int epochs, double wd) {
       note("fail_fast: the report came out of an epoch call after %d of %d epochs were enqueued (%.2f s)", enqueued,
            epochs, queued);
       // Epochs left half open by the refused call: close what the library still counts as open.
-      MPIX_Win_complete_stream(w.win, s);
-      MPIX_Win_wait_stream(w.win, s);
+      // A close may itself return a report left by a list that ended behind the first (a GPU
+      // leaves one per list) instead of closing: it is called again until it closes the epoch
+      // (success) or finds none open (MPI_ERR_RMA_SYNC).
+      for (auto close : {MPIX_Win_complete_stream, MPIX_Win_wait_stream})
+        for (int k = 0; k < 8; ++k) {
+          const int rc_close = close(w.win, s);
+          if (rc_close == MPI_SUCCESS || error_class(rc_close) == MPI_ERR_RMA_SYNC) break;
+        }
       stream_sync_rc(s);  // the epochs queued before the report end at once behind it
       const double drained = now_s() - t0;
       // On a GPU the lists that ended behind the first report may leave reports of their own:

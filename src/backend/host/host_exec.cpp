@@ -146,6 +146,12 @@ bool run_op(const Item &it, std::string *why) {
     copy_staged(it);
     return true;
   }
+  if (it.kind == work::kCopyCounted) {
+    const auto *length = reinterpret_cast<const uint64_t *>(it.b + static_cast<int64_t>(it.peer));
+    const uint64_t n = std::atomic_ref<uint64_t>(const_cast<uint64_t &>(*length)).load(std::memory_order_acquire);
+    if (n <= it.bytes) std::memmove(reinterpret_cast<void *>(it.a), reinterpret_cast<const void *>(it.b), n);
+    return true;
+  }
   if (it.kind == work::kStore2) {
     auto *words = reinterpret_cast<uint64_t *>(it.a);
     words[0] = it.b;
