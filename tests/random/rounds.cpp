@@ -876,9 +876,11 @@ Step Generator::fence_round() {
     open.assert_bits = !lock && !queued && rng_.chance(50) ? MPI_MODE_NOPRECEDE : 0;
     if (queued) open.why = "after stream epochs still queued, which run first";
     s.calls[r].push_back(open);
-    // Each rank's MPI_Win_lock_all lets its own queued epochs run; the operations may reach a
-    // window whose queued epochs another rank's call let run: all have returned first.
-    if (lock && queued) s.calls[r].push_back(call(Op::Barrier));
+    // Each rank's MPI_Win_lock_all lets its own queued epochs run, and nothing orders a lock
+    // epoch after another rank's earlier epochs (a target may still be in MPI_Win_wait for a
+    // host-driven put when an origin's lock_all returns): every rank's lock_all has returned
+    // before any operation.
+    if (lock) s.calls[r].push_back(call(Op::Barrier));
   }
   for (int o = 0; o < m.n; ++o) {
     if (!rng_.chance(70)) continue;

@@ -161,8 +161,14 @@ void stamp_task(void *arg) {
 long g_calls = 0, g_refused = 0, g_checks = 0;
 
 template <typename T>
-T &slot(std::vector<T> &v, int i, T fill = T{}) {
-  if (static_cast<int>(v.size()) <= i) v.resize(static_cast<size_t>(i) + 1, fill);
+T &slot(std::vector<T> &v, int i) {
+  if (static_cast<int>(v.size()) <= i) v.resize(static_cast<size_t>(i) + 1);
+  return v[static_cast<size_t>(i)];
+}
+// Communicators: new entries are MPI_COMM_NULL (the fill is no argument, so that no reference
+// returned can be taken for one to a temporary).
+MPI_Comm &comm_slot(std::vector<MPI_Comm> &v, int i) {
+  if (static_cast<int>(v.size()) <= i) v.resize(static_cast<size_t>(i) + 1, MPI_COMM_NULL);
   return v[static_cast<size_t>(i)];
 }
 
@@ -467,7 +473,7 @@ int run_call(const Call &c, Model &m, bool *skipped) {
       return rc;
     }
     case Op::CommCreate: {
-      MPI_Comm &nc = slot(g.comms, c.comm, MPI_COMM_NULL);
+      MPI_Comm &nc = comm_slot(g.comms, c.comm);
       const CommM &cm = m.comms[c.comm];
       int rc;
       if (cm.kind == 0) rc = MPI_Comm_dup(MPI_COMM_WORLD, &nc);
@@ -476,7 +482,7 @@ int run_call(const Call &c, Model &m, bool *skipped) {
       if (rc == MPI_SUCCESS) MPI_Comm_set_errhandler(nc, MPI_ERRORS_RETURN);
       return rc;
     }
-    case Op::CommFree: return MPI_Comm_free(&slot(g.comms, c.comm, MPI_COMM_NULL));
+    case Op::CommFree: return MPI_Comm_free(&comm_slot(g.comms, c.comm));
     case Op::MStreamCreate: {
       MPI_Info info;
       MPI_Info_create(&info);
@@ -496,7 +502,7 @@ int run_call(const Call &c, Model &m, bool *skipped) {
       return MPIX_Stream_free(&slot(g.mstreams, c.mstream));
     }
     case Op::Coll: {
-      MPI_Comm comm = slot(g.comms, c.comm, MPI_COMM_NULL);
+      MPI_Comm comm = comm_slot(g.comms, c.comm);
       void *rb = (c.flags & fRecvInPlace) ? MPI_IN_PLACE : buffer(m, c.buf2);
       const void *sb = (c.flags & fInPlace) ? MPI_IN_PLACE : (c.flags & fSameBuffers) ? rb : c.buf >= 0 ? buffer(m, c.buf) : nullptr;
       const MPI_Datatype t = (c.flags & fNullTypeArg) ? MPI_DATATYPE_NULL : elem_type(c.otype);
