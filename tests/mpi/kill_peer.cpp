@@ -1,4 +1,4 @@
-// A rank killed during an epoch (SIGKILL; see run_in_child for how the others live on): with MPIX_ST_WATCHDOG_MS the survivors' streams give up waiting for it, and
+// A rank killed during an epoch (SIGKILL; see child_rank.h for how the others live on): with MPIX_ST_WATCHDOG_MS the survivors' streams give up waiting for it, and
 // the error they get names the dead peer (window rank, world rank, pid, "no longer running").
 // Each survivor prints what it got and leaves with _exit (MPI_Finalize cannot complete with a
 // dead peer): status 0 when the report named the dead rank, 1 otherwise. Three or more ranks:
@@ -7,40 +7,14 @@
 // and no /dev/shm/mpixst.* segment of the run is left behind.
 //   --pid-dir=D   each rank writes its pid to D/rank<N> (for the script's checks)
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <fstream>
 
+#include "child_rank.h"
 #include "test_common.h"
 
 using namespace mt;
-
-namespace {
-
-// MPICH's hydra ends every rank as soon as one leaves without MPI_Finalize (the killed one, or a
-// survivor that is done first), even with -disable-auto-cleanup: so each rank runs in a child of
-// the process mpiexec started, and these parents leave together, once both survivors (ranks 0
-// and 2) have written their results (files done<rank>), each with its child's status (the killed
-// rank's parent: 0). Returns in the child.
-void run_in_child(const std::string &pid_dir) {
-  const pid_t child = fork();
-  if (child == 0) return;
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-  if (!pid_dir.empty()) {
-    const double t0 = mt::now_s();
-    for (int r : {0, 2})
-      while (access((pid_dir + "/done" + std::to_string(r)).c_str(), F_OK) != 0 && mt::now_s() - t0 < 60)
-        usleep(10000);
-  }
-  _exit(killed ? 0 : WIFEXITED(status) ? WEXITSTATUS(status) : 1);
-}
-
-}  // namespace
 
 int main(int argc, char **argv) {
   {

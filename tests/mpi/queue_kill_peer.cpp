@@ -6,37 +6,14 @@
 // /dev/shm/mpixst.* segment of the run is left behind. Same protocol as kill_peer.cpp:
 //   --pid-dir=D   each rank writes its pid to D/rank<N>, survivors their result to D/result<N>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <fstream>
 
+#include "child_rank.h"
 #include "test_common.h"
 
 using namespace mt;
-
-namespace {
-
-// As kill_peer.cpp: each rank runs in a child of the process mpiexec started, whose parents leave
-// together once both survivors wrote their results (hydra ends every rank when one leaves early).
-void run_in_child(const std::string &pid_dir) {
-  const pid_t child = fork();
-  if (child == 0) return;
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-  if (!pid_dir.empty()) {
-    const double t0 = mt::now_s();
-    for (int r : {0, 2})
-      while (access((pid_dir + "/done" + std::to_string(r)).c_str(), F_OK) != 0 && mt::now_s() - t0 < 60)
-        usleep(10000);
-  }
-  _exit(killed ? 0 : WIFEXITED(status) ? WEXITSTATUS(status) : 1);
-}
-
-}  // namespace
 
 int main(int argc, char **argv) {
   std::string pid_dir;
