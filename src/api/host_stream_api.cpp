@@ -125,6 +125,7 @@ int MPIX_Host_stream_create(MPIX_Host_stream *stream) {
   Table &t = table();
   std::lock_guard<std::mutex> lock(t.mu);
   mpix_host_stream *shell = &t.shells.emplace_back(*s);
+  s->set_handle(shell);
   t.streams.emplace(shell, std::move(s));
   *stream = shell;
   return MPI_SUCCESS;

@@ -561,11 +561,14 @@ Step Generator::win_free() {
     const WinM &wm = m.wins[w];
     if (!wm.alive) continue;
     // Graphs must be destroyed before their windows are freed; where "replay_freed" is drawn, a
-    // window whose graphs hold its epochs alone may go first, and the graphs turn stale.
+    // window whose graphs hold its epochs alone may go first, and the graphs turn stale. Not a
+    // graph still being captured: it could take other windows' epochs and collectives after the
+    // free, which a launch runs (only the freed window's epochs do nothing).
     bool ok_graphs = true;
     for (int g : wm.graphs) {
       const GraphM &gm = m.graphs[g];
-      ok_graphs = ok_graphs && allow("replay_freed") && gm.wins.size() == 1 && gm.comms.empty();
+      ok_graphs = ok_graphs && allow("replay_freed") && gm.wins.size() == 1 && gm.comms.empty() &&
+                  g != m.capture_graph;
     }
     if (!wm.graphs.empty() && (!ok_graphs || !rng_.chance(30))) continue;
     ok.push_back(static_cast<int>(w));

@@ -164,7 +164,8 @@ class HostBackend final : public Backend {
       const int st = host_exec::run_collective(args, &report, &w);
       if (st == kErrTimeout) {
         if (!report.after_fault) std::atomic_ref<uint64_t>(cf->fault).fetch_or(work::kFaultPending);
-        keep_report(report, stream);
+        const void *running = HostStream::running_handle();  // the launch stream of a replay
+        keep_report(report, running ? running : stream);
       }
       return st;
     });
@@ -294,6 +295,9 @@ class HostBackend final : public Backend {
   // waits at once (host-driven work, on no stream, neither marks nor reads it: its caller reports
   // at once, and may retry).
   int run_list(const WorkList &list, const void *stream, const ListKeys &keys) {
+    // A replayed graph's list runs on the launch stream: its report goes there.
+    if (stream)
+      if (const void *running = HostStream::running_handle()) stream = running;
     WatchdogReport report;
     std::string why;
     int st = kOk;

@@ -4,6 +4,12 @@
 
 namespace mpix::gpu {
 
+namespace {
+thread_local const void *t_running_handle = nullptr;  // set by a stream's worker for its tasks
+}  // namespace
+
+const void *HostStream::running_handle() { return t_running_handle; }
+
 HostStream::HostStream() : worker_([this] { run(); }) {}
 
 HostStream::~HostStream() {
@@ -70,6 +76,7 @@ void HostStream::run() {
     if (queue_.empty()) return;  // stopping and drained
     Task task = std::move(queue_.front());
     queue_.pop_front();
+    t_running_handle = handle_;
     lock.unlock();
     int status = task();
     lock.lock();

@@ -38,6 +38,12 @@ class HostStream {
   uint64_t capture_id() const { return capture_id_; }
   size_t captured_count() const { return captured_.size(); }
   void replace_last_captured(Task task) { captured_.back() = std::move(task); }
+  // The handle programs name this stream by, set once before any task. A task's reports belong to
+  // the stream that runs it, which for a replayed graph is the launch stream, not the one its
+  // tasks were captured on: running_handle() is the handle of the stream whose worker calls it
+  // (inside a task), else nullptr.
+  void set_handle(const void *handle) { handle_ = handle; }
+  static const void *running_handle();
 
  private:
   void run();
@@ -50,6 +56,7 @@ class HostStream {
   bool capturing_ = false;
   uint64_t capture_id_ = 0;
   std::vector<Task> captured_;
+  const void *handle_ = nullptr;
   std::thread worker_;
 };
 
