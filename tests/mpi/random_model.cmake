@@ -63,8 +63,11 @@ if(MPIX_ST_MPI_FLAVOR STREQUAL "mpich")
                    $<TARGET_FILE:test_random_case_comm_free> ${MPIEXEC_POSTFLAGS})
   set_tests_properties(mpi.random_model.finding.comm_free_after_replay PROPERTIES LABELS mpi TIMEOUT 120
     ENVIRONMENT "MPIX_ST_BACKEND=host;MPIX_ST_WATCHDOG_MS=${MPIX_TEST_WATCHDOG_MS}")
-  # F5: one rank runs a graph's collectives eagerly while the others launch it: refused as
-  # "arguments that differ between ranks"; the man pages allow it.
+  # F5 (decided: not allowed): one rank runs a graph's collectives eagerly while the others launch
+  # it. The man pages said any mix was allowed; they now require the same calls, captured or
+  # enqueued, and graphs launched alike (a replay is no call the library sees: the call board's
+  # numbers part and the communicator fails). The group stays out of CI: the model does not predict
+  # which call first reports the failure. The case is kept, disabled, for the day replays count.
   random_finding(eager_replay_coll 3 4 200 "")
   # F6 (fixed): a graph launched after its window was freed, on another stream than it was
   # captured on: the launch stream's synchronisation said "a stream wait timed out" instead of
