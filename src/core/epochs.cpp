@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "config.h"
+#include "gone_peers.h"
 #include "list_items.h"
 #include "pair_lists.h"
 #include "remote_epochs.h"
@@ -332,6 +333,14 @@ Result check_lock_call(const Window &w, const char *call) {
                                     " has none open but " + open + ", which complete their operations");
 }
 
+// An epoch with a peer a watchdog report found dead could only wait out the watchdog again.
+Result refuse_gone_peers(const Window &w, const std::vector<int> &peers, const char *call) {
+  const std::string gone = gone_peer_among(w, peers);
+  if (gone.empty()) return ok();
+  return fail(MPI_ERR_OTHER, std::string(call) + ": " + gone + " (a watchdog report found it); no epoch with it can "
+                                                             "complete");
+}
+
 Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stream_mode) {
   if (w.exposure.mode != EpochMode::none)
     return fail(MPI_ERR_RMA_SYNC, "post while a previous exposure epoch is still open (missing wait)");
@@ -339,6 +348,7 @@ Result post(Window &w, MPI_Group group, int assert_bits, void *stream, bool stre
     return inside_lock_epoch(w, stream_mode ? "MPIX_Win_post_stream" : "MPI_Win_post");
   std::vector<int> origins;
   if (Result r = translate_group(w, group, &origins)) return r;
+  if (Result r = refuse_gone_peers(w, origins, stream_mode ? "MPIX_Win_post_stream" : "MPI_Win_post")) return r;
   ExposureEpoch &e = w.exposure;
   e.assert_bits = assert_bits;
   e.post_sends.clear();
@@ -380,6 +390,7 @@ Result start(Window &w, MPI_Group group, int assert_bits) {
   if (w.passive_epochs > 0) return inside_lock_epoch(w, "MPI_Win_start");
   std::vector<int> targets;
   if (Result r = translate_group(w, group, &targets)) return r;
+  if (Result r = refuse_gone_peers(w, targets, "MPI_Win_start")) return r;
   AccessEpoch &a = w.access;
   const bool stream_mode = assert_bits & kModeStream;
   a.mode = stream_mode ? EpochMode::stream : EpochMode::host;
@@ -527,9 +538,7 @@ std::string peer_state(uint32_t window_id, int peer) {
       gone = n > 0 && close_paren && (close_paren[2] == 'Z' || close_paren[2] == 'X');
     }
   }
-  if (!gone) return "";
-  return "; window rank " + std::to_string(peer) + " (world rank " + std::to_string(p.world_rank) + ", pid " +
-         std::to_string(p.pid) + ") is no longer running";
+  return gone ? "; " + note_gone_peer(*w, peer) : "";
 }
 
 // For a report on a wait for a peer on another node, or for the network's completion of this

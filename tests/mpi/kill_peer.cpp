@@ -3,7 +3,8 @@
 // Each survivor prints what it got and leaves with _exit (MPI_Finalize cannot complete with a
 // dead peer): status 0 when the report named the dead rank, 1 otherwise. Three or more ranks:
 // rank 1 dies in its access epoch, before posting; its left neighbour (rank 0) waits for its post,
-// its right neighbour (rank 2) for its complete. kill_peer.sh runs it and checks that no process
+// its right neighbour (rank 2) for its complete. Once they took that report, a post and a start
+// naming rank 1 (on that window and on another) fail at once with the same news. kill_peer.sh runs it and checks that no process
 // and no /dev/shm/mpixst.* segment of the run is left behind.
 //   --pid-dir=D   each rank writes its pid to D/rank<N> (for the script's checks)
 #include <signal.h>
@@ -41,6 +42,7 @@ int main(int argc, char **argv) {
   const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
   void *s = stream_create();
   TestWin w = make_window(WinKind::allocate, 4096);
+  TestWin other = make_window(WinKind::allocate, 4096);  // never used before the death
   for (int it = 0; it < 3; ++it) pscw_ring(Mode::stream, w, s, 0x700 + it, 64 * it);  // epochs that work
   MPI_Barrier(MPI_COMM_WORLD);
   Group to_right({right}), from_left({left});
@@ -62,11 +64,28 @@ int main(int argc, char **argv) {
   const std::string m = rc == MPI_SUCCESS ? "" : error_string(rc);
   const bool waits_on_1 = g_rank == 0 || g_rank == 2;
   const bool named = m.find("window rank 1") != std::string::npos && m.find("no longer running") != std::string::npos;
-  const bool good = waits_on_1 ? rc != MPI_SUCCESS && error_class(rc) == MPI_ERR_OTHER && named : true;
+  bool good = waits_on_1 ? rc != MPI_SUCCESS && error_class(rc) == MPI_ERR_OTHER && named : true;
+  std::string refusals;
+  if (waits_on_1 && good) {
+    // The report taken, epochs naming rank 1 fail at once, on this window and on the other one.
+    Group only_1({1});
+    const double t0 = MPI_Wtime();
+    const int post_rc = MPIX_Win_post_stream(only_1, w.win, s);
+    const int start_rc = MPI_Win_start(only_1, MPIX_MODE_STREAM, other.win);
+    const double took = MPI_Wtime() - t0;
+    for (int r : {post_rc, start_rc}) {
+      const std::string t = r == MPI_SUCCESS ? "success" : error_string(r);
+      refusals += " | " + t;
+      good = good && r != MPI_SUCCESS && error_class(r) == MPI_ERR_OTHER &&
+             t.find("window rank 1") != std::string::npos && t.find("no longer running") != std::string::npos;
+    }
+    good = good && took < 0.5;
+    refusals += " | both in " + std::to_string(took) + " s";
+  }
   // mpiexec may stop forwarding output once a rank died: the result goes to a file first.
   if (!pid_dir.empty())
     std::ofstream(pid_dir + "/result" + std::to_string(g_rank)) << (good ? "REPORT OK" : "REPORT WRONG") << ": " << m
-                                                                << "\n";
+                                                                << refusals << "\n";
   std::printf("survivor rank %d: %s: %s\n", g_rank, rc == MPI_SUCCESS ? "no error" : "error", m.c_str());
   std::printf("survivor rank %d: %s\n", g_rank, good ? "REPORT OK" : "REPORT WRONG");
   std::fflush(stdout);

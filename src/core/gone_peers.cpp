@@ -1,0 +1,52 @@
+#include "gone_peers.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <utility>
+
+namespace mpix::core {
+namespace {
+
+struct GonePeers {
+  std::mutex mu;
+  std::vector<std::pair<int, int>> world_rank_pid;  // under mu
+  std::atomic<bool> any{false};
+};
+
+GonePeers &gone() {
+  static GonePeers g;
+  return g;
+}
+
+bool names(const std::vector<std::pair<int, int>> &list, const Peer &p) {
+  return std::find(list.begin(), list.end(), std::make_pair(p.world_rank, p.pid)) != list.end();
+}
+
+std::string describe(const Window &w, int r) {
+  const Peer &p = w.peers[r];
+  return "window rank " + std::to_string(r) + " (world rank " + std::to_string(p.world_rank) + ", pid " +
+         std::to_string(p.pid) + ") is no longer running";
+}
+
+}  // namespace
+
+std::string note_gone_peer(const Window &w, int peer) {
+  GonePeers &g = gone();
+  std::lock_guard<std::mutex> lock(g.mu);
+  if (!names(g.world_rank_pid, w.peers[peer])) g.world_rank_pid.emplace_back(w.peers[peer].world_rank, w.peers[peer].pid);
+  g.any.store(true, std::memory_order_release);
+  return describe(w, peer);
+}
+
+std::string gone_peer_among(const Window &w, const std::vector<int> &peers) {
+  GonePeers &g = gone();
+  if (!g.any.load(std::memory_order_acquire)) return "";
+  std::lock_guard<std::mutex> lock(g.mu);
+  for (int r : peers) {
+    if (r >= 0 && r < w.size && r != w.rank && names(g.world_rank_pid, w.peers[r])) return describe(w, r);
+  }
+  return "";
+}
+
+}  // namespace mpix::core
