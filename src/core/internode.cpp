@@ -33,7 +33,7 @@ State &state() {
 
 // Whether any two ranks of the job are on different (virtual) nodes.
 bool some_peer_remote() {
-  topo::Locality here = topo::locate(MPI_COMM_WORLD, config().vnode_size);
+  const topo::Locality here = topo::locate_process(config().vnode_size);
   int size = 0;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   std::vector<topo::Locality> all(size);

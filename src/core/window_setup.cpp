@@ -346,8 +346,8 @@ Result free_window(MPI_Win *win, bool *memory_owned, void **base) {
   PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, w->comm);
   if (r) return r;
   if (!all_ok) return fail(MPI_ERR_RMA_SYNC, "MPI_Win_free failed on another rank of the window");
-
-  PMPI_Barrier(w->comm);  // no peer touches our memory or flags any more
+  // The allreduce's result needs every rank's part: every peer has drained its work on this window,
+  // so none touches our memory or flags any more.
   // Host-driven notifications nobody received (an epoch the watchdog ended) would otherwise match
   // in a later communicator that reuses this one's context.
   for (int pending = 1; pending;) {
