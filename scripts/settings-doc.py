@@ -28,6 +28,7 @@ AREAS = [
     ("throttle", "Throttling"),
     ("collectives", "Collectives"),
     ("datatypes", "Derived datatypes"),
+    ("p2p", "Two-sided messages"),
     ("backends", "Backends and debugging"),
 ]
 KINDS = ("flag", "autoflag", "count", "size", "duration", "choice", "text")

@@ -11,6 +11,7 @@
 #include "core/config.h"
 #include "core/window_setup.h"
 #include "engine.h"
+#include "settings/settings.h"
 #include "topo/locality.h"
 
 namespace mpix::p2p {
@@ -80,12 +81,20 @@ int finalize_attribute(MPI_Comm, int, void *, void *) {
   return MPI_SUCCESS;
 }
 
+// MPIX_ST_P2P_SLOT_KIB, or the backend's default: the host backend's shared memory (/dev/shm) is
+// often small, device memory is not.
+uint64_t slot_bytes_setting(gpu::Backend &be) {
+  using settings::Id;
+  if (settings::is_set(Id::MPIX_ST_P2P_SLOT_KIB)) return settings::number(Id::MPIX_ST_P2P_SLOT_KIB) * 1024;
+  return std::string(be.name()) == "host" ? kSlotBytesHost : kSlotBytesDevice;
+}
+
 core::Result build(Context &c, MPI_Comm comm) {
   gpu::Backend &be = gpu::backend();
   PMPI_Comm_rank(comm, &c.rank);
   PMPI_Comm_size(comm, &c.size);
   Record mine{};
-  mine.slot_bytes = std::string(be.name()) == "host" ? kSlotBytesHost : kSlotBytesDevice;
+  mine.slot_bytes = slot_bytes_setting(be);
   mine.pid = static_cast<int32_t>(getpid());
   mine.where = topo::locate(comm, core::config().vnode_size);
   // Every rank learns the others' places first: the memory is per node-local sender.

@@ -303,8 +303,8 @@ Result match(Op &op, bool capturing) {
   if (op.send && op.bytes > c.slot_bytes)
     return fail(MPI_ERR_UNSUPPORTED_OPERATION,
                 "a message of " + std::to_string(op.bytes) + " bytes: messages are limited to " +
-                    std::to_string(c.slot_bytes) + " bytes on the " + gpu::backend().name() +
-                    " backend for now (one mailbox; larger messages are not supported yet)");
+                    std::to_string(c.slot_bytes) + " bytes, a mailbox (MPIX_ST_P2P_SLOT_KIB; larger messages "
+                                                   "are not supported yet)");
   op.channel = channel_of(op.tag);
   const size_t at = static_cast<size_t>(op.peer) * kChannels + op.channel;
   op.use = op.send ? c.sent[at]++ : c.received[at]++;

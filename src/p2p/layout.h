@@ -29,8 +29,7 @@ constexpr uint64_t kHeaderBytes = 32;
 constexpr uint64_t kLengthAt = 24;
 constexpr uint64_t kDataAt = 64;  // a whole cache line after the header
 
-// Data bytes of a mailbox, the largest message: the host backend's shared memory (/dev/shm) is
-// often small, device memory is not.
+// Data bytes of a mailbox, the largest message, unless MPIX_ST_P2P_SLOT_KIB says otherwise.
 constexpr uint64_t kSlotBytesHost = 16 * 1024;
 constexpr uint64_t kSlotBytesDevice = 1024 * 1024;
 

@@ -26,7 +26,7 @@
 
 namespace mpix::settings {
 
-enum class Area : uint8_t { core, internode, throttle, collectives, datatypes, backends };
+enum class Area : uint8_t { core, internode, throttle, collectives, datatypes, p2p, backends };
 // settings.def's header says what each kind accepts.
 enum class Kind : uint8_t { flag, autoflag, count, size, duration, choice, text };
 enum class When : uint8_t { start, call };

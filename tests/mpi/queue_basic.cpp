@@ -24,10 +24,9 @@ struct Queue {
 };
 
 // Pairs (0,1), (2,3), ...: the even rank sends, the odd one echoes it back. An odd rank out idles.
-void ping_pong(Queue &Q) {
+void ping_pong(Queue &Q, const std::vector<size_t> &sizes) {
   const int partner = g_rank ^ 1;
   if (partner >= g_size) return;
-  const size_t sizes[] = {0, 1, 7, 8, 100, 255, 256, 4096, 16384};
   for (size_t n : sizes) {
     g_context = fmt("ping-pong %zu bytes", n);
     DevBuf a(n ? n : 1), b(n ? n : 1);
@@ -234,13 +233,30 @@ void host_completion(Queue &Q) {
   MT_SYNC(Q.stream);
 }
 
+// --slot-kib=N (run with MPIX_ST_P2P_SLOT_KIB=N): a message of N KiB travels, one byte more is
+// refused at the send, naming the setting.
+void slot_size(Queue &Q, size_t kib) {
+  ping_pong(Q, {kib * 1024});
+  g_context = "a message one byte larger than the mailbox";
+  DevBuf a(kib * 1024 + 1);
+  MPI_Request r = MPI_REQUEST_NULL;
+  const std::string m = MT_EXPECT_ERROR(MPIX_Enqueue_send(a.p, static_cast<int>(kib * 1024 + 1), MPI_BYTE,
+                                                         (g_rank + 1) % g_size, 7, MPI_COMM_WORLD, Q.q, &r),
+                                       MPI_ERR_UNSUPPORTED_OPERATION);
+  MT_CHECKF(m.find("MPIX_ST_P2P_SLOT_KIB") != std::string::npos, "the refusal does not name the setting: %s", m.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   init(&argc, &argv, "queue_basic");
+  size_t slot_kib = 0;
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--slot-kib=", 11) == 0) slot_kib = std::strtoul(argv[i] + 11, nullptr, 10);
   {
     Queue Q;
-    ping_pong(Q);
+    ping_pong(Q, {0, 1, 7, 8, 100, 255, 256, 4096, 16384});
+    if (slot_kib) slot_size(Q, slot_kib);
     ring(Q, 1);
     ring(Q, 25);
     self_and_null(Q);
