@@ -229,7 +229,7 @@ int MPI_Request_free(MPI_Request *request) {
   std::lock_guard<std::recursive_mutex> guard(p2p::lock());
   if (auto op = p2p::op_of(*request)) {
     p2p::forget_request(*request);
-    p2p::finished(*op);
+    p2p::request_freed(*op);
   }
   return PMPI_Request_free(request);
 }

@@ -481,6 +481,14 @@ void forget_request(MPI_Request r) {
   if (g_requests.erase(r)) --g_live;
 }
 
+void request_freed(Op &op) {
+  const bool finished_before = op.finished;
+  op.stream_waited = true;  // from now on reap() hands its error to the queue
+  finished(op);
+  if (finished_before && op.error_class != MPI_SUCCESS && op.queue)
+    op.queue->errors.push_back(fail(op.error_class, op.error));
+}
+
 uint64_t live_requests() { return g_live.load(std::memory_order_relaxed); }
 
 int status_count_offset() {

@@ -54,7 +54,7 @@ struct Op {
   std::string error;
   MPI_Request greq = MPI_REQUEST_NULL;   // the request the program holds (a generalized request)
   bool greq_completed = false;
-  bool stream_waited = false;            // a stream wait took it: errors go to the queue
+  bool stream_waited = false;            // a stream wait took it, or its request was freed: errors go to the queue
   ~Op();                                 // gives the record back to its queue
 };
 
@@ -119,6 +119,9 @@ core::Result make_request(const std::shared_ptr<Op> &op, MPI_Request *out);
 std::shared_ptr<Op> op_of(MPI_Request r);
 // The program no longer holds the request (MPI_Wait / MPI_Request_free / a stream wait took it).
 void forget_request(MPI_Request r);
+// MPI_Request_free of op's request: nobody holds it to learn op's error, so the error (found when
+// its list ran, or already) is raised by the queue's next call, as a stream wait's is.
+void request_freed(Op &op);
 // Count of live two-sided requests (the interposed MPI calls pass straight through at 0).
 uint64_t live_requests();
 

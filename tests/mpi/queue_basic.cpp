@@ -164,6 +164,30 @@ void truncation(Queue &Q) {
   MT_SAME_BYTES(got.data() + 100, want.data(), 60, "message after the truncated one");
 }
 
+// A truncated receive whose request the program freed (MPI_Request_free) right after enqueueing
+// the wait: nobody holds the request, so the queue's next call raises MPI_ERR_TRUNCATE; freed before
+// the list ran or after, alike. The queue works on.
+void truncation_freed(Queue &Q) {
+  if (g_size < 2 || g_rank > 1) return;
+  const int peer = 1 - g_rank;
+  DevBuf a(100), b(100);
+  a.upload(pattern(100, key(8)));
+  for (bool after_sync : {false, true}) {
+    g_context = after_sync ? "truncation, request freed after the list ran" : "truncation, request freed at once";
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (g_rank == 0) MT_OK(MPIX_Enqueue_send(a.p, 80, MPI_BYTE, peer, 11, MPI_COMM_WORLD, Q.q, &r));
+    else MT_OK(MPIX_Enqueue_recv(b.p, 40, MPI_BYTE, peer, 11, MPI_COMM_WORLD, Q.q, &r));
+    MT_OK(MPIX_Enqueue_start(Q.q));
+    MT_OK(MPIX_Enqueue_wait(Q.q));
+    if (after_sync) MT_SYNC(Q.stream);
+    MT_OK(MPI_Request_free(&r));
+    MT_SYNC(Q.stream);
+    if (g_rank == 1) MT_EXPECT_ERROR(MPIX_Enqueue_start(Q.q), MPI_ERR_TRUNCATE);
+    MT_OK(MPIX_Enqueue_start(Q.q));  // raised once
+  }
+  ping_pong(Q, {64});
+}
+
 // The same through MPI_Waitall: MPI_ERR_IN_STATUS, each status's MPI_ERROR says how it ended.
 void truncation_waitall(Queue &Q) {
   if (g_size < 2 || g_rank > 1) return;
@@ -262,6 +286,7 @@ int main(int argc, char **argv) {
     self_and_null(Q);
     truncation(Q);
     truncation_waitall(Q);
+    truncation_freed(Q);
     host_completion(Q);
     const unsigned long long before = MPIX_St_stream_ops_enqueued();
     ring(Q, 10);
