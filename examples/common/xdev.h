@@ -29,6 +29,8 @@ inline bool mpi_reads_device_memory() {
 void init(int local_rank);
 
 void *stream_create();
+// The MPI_Info "type" that names this layer's stream to MPIX_Stream_create (MPICH's stream API).
+const char *stream_info_type();
 void stream_sync(void *stream);  // aborts with a message on failure
 void stream_destroy(void *stream);
 

@@ -16,6 +16,7 @@ void check(cudaError_t e, const char *what) {
 }  // namespace
 
 const char *kind() { return "cuda"; }
+const char *stream_info_type() { return "cudaStream_t"; }
 
 void init(int local_rank) {
   int n = 0;

@@ -12,6 +12,7 @@
 namespace xdev {
 
 const char *kind() { return "host"; }
+const char *stream_info_type() { return "MPIX_Host_stream"; }
 void init(int) {}
 
 void *stream_create() {

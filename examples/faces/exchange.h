@@ -18,7 +18,7 @@ struct Context {
   MPI_Comm comm;   // ranks of the grid
   bool interior;   // run the interior sum in every exchange (nshare > 0)
   int sync_every;  // st: synchronise the stream every this many exchanges (0: at the end only)
-  bool graph;      // st, nccl: replay a captured block (--graph)
+  bool graph;      // st, nccl: replay a captured block (--graph); queue and enqueue are skipped
   bool datatypes;  // rma, st: put each region from the field through a derived type (--datatypes)
   int st_windows;  // st: 1 or 2 windows (--st-windows)
 };
@@ -74,7 +74,7 @@ struct Buffers {
 void enqueue_before_transfer(const Context &c, double *send);
 void enqueue_after_transfer(const Context &c, const double *recv);
 
-// Exchange::detail() suffixes for --datatypes: what rma and st do with it; that p2p and nccl
+// Exchange::detail() suffixes for --datatypes: what rma and st do with it; that the other modes
 // still pack. Empty without it.
 std::string datatypes_detail(const Context &c);
 std::string packs_detail(const Context &c);
@@ -82,6 +82,10 @@ std::string packs_detail(const Context &c);
 std::unique_ptr<Exchange> make_p2p_exchange(const Context &c);
 std::unique_ptr<Exchange> make_rma_exchange(const Context &c);
 std::unique_ptr<Exchange> make_st_exchange(const Context &c);
+// Two-sided messages on the stream (two_sided.h says when they can run):
+std::unique_ptr<Exchange> make_queue_exchange(const Context &c);
+// Only where mpix-st defines MPICH's stream calls (MPIX_ST_DEFINES_MPIX_STREAM):
+std::unique_ptr<Exchange> make_enqueue_exchange(const Context &c);
 // Only where NCCL was found:
 std::unique_ptr<Exchange> make_nccl_exchange(const Context &c);
 std::string nccl_library_version();

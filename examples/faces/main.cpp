@@ -1,6 +1,7 @@
 // Faces: nearest-neighbour exchange of spectral-element faces, edges and corners (after
 // J. B. White's Faces, the CORAL-2 Nekbone pattern), in point-to-point, host-driven RMA,
-// stream-triggered RMA and NCCL forms. See options.h for the command line.
+// stream-triggered RMA, stream two-sided (HPE's and MPICH's spellings) and NCCL forms. See
+// options.h for the command line.
 #include <mpi.h>
 #include <mpix/mpix_st.h>
 
@@ -144,7 +145,7 @@ int main(int argc, char **argv) {
   const int check_threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / place.local_ranks);
   for (const std::string &mode : modes) {
     std::string why;
-    faces::ModeResult r = faces::mode_available(mode, shared, &why)
+    faces::ModeResult r = faces::mode_available(mode, o, plan, shared, MPI_COMM_WORLD, &why)
                               ? faces::run_mode(mode, o, grid, plan, stream, MPI_COMM_WORLD, check_threads)
                               : faces::skipped_mode(mode, why, MPI_COMM_WORLD);
     // A mode asked for by name must run; "all" runs what this binary and run allow.

@@ -36,15 +36,17 @@ bool check_numbers(const Options &o, std::string *error) {
 }  // namespace
 
 const char *usage() {
-  return "usage: faces [--mode p2p|rma|st|nccl|all] [--periodic] [--ranks-per-gpu K] [--throttle-sync K]\n"
-         "             [--graph] [--datatypes] [--launch-overlap] [--st-windows 1|2] [--json FILE]\n"
+  return "usage: faces [--mode p2p|rma|st|queue|enqueue|nccl|all] [--periodic] [--ranks-per-gpu K]\n"
+         "             [--throttle-sync K] [--graph] [--datatypes] [--launch-overlap] [--st-windows 1|2]\n"
+         "             [--json FILE]\n"
          "             lx ly lz mx my mz n niface niel nshare\n"
          "  --datatypes rma and st: put each face, edge and corner straight from the field through an\n"
          "              MPI derived datatype (no pack kernel); the received\n"
-         "              copies stay contiguous and the unpack-add kernel sums them. p2p and nccl pack\n"
+         "              copies stay contiguous and the unpack-add kernel sums them. The other modes pack\n"
          "  --graph     st and nccl: capture one block of exchanges into a graph (the same kernels and\n"
          "              calls) after running the warm-up block eagerly, and replay it for every timed\n"
-         "              block; p2p and rma stay eager (they are host-driven)\n"
+         "              block; p2p and rma stay eager (they are host-driven); queue and enqueue are\n"
+         "              skipped (two-sided messages cannot be captured yet)\n"
          "  --launch-overlap  every mode: Faces' own kernels (pack, unpack, sums) are launched so that\n"
          "              each may be scheduled while the kernel before it on the stream runs and waits\n"
          "              on the device for it (CUDA programmatic dependent launch, compute capability\n"
@@ -72,7 +74,8 @@ bool parse_options(int argc, char **argv, Options *o, std::string *error) {
       o->periodic = true;
     } else if (std::strcmp(arg, "--mode") == 0 && has_value) {
       o->mode = argv[++a];
-      if (o->mode != "p2p" && o->mode != "rma" && o->mode != "st" && o->mode != "nccl" && o->mode != "all") {
+      if (o->mode != "p2p" && o->mode != "rma" && o->mode != "st" && o->mode != "queue" && o->mode != "enqueue" &&
+          o->mode != "nccl" && o->mode != "all") {
         *error = "unknown mode '" + o->mode + "'";
         return false;
       }

@@ -1,4 +1,4 @@
-// Command line: [--mode p2p|rma|st|nccl|all] [--periodic] [--ranks-per-gpu K] [--throttle-sync K]
+// Command line: [--mode p2p|rma|st|queue|enqueue|nccl|all] [--periodic] [--ranks-per-gpu K] [--throttle-sync K]
 //               [--graph] [--datatypes] [--launch-overlap] [--st-windows 1|2] [--json FILE]
 //               lx ly lz mx my mz n niface niel nshare
 #pragma once
@@ -15,6 +15,7 @@ struct Options {
   int ranks_per_gpu = 1;
   int throttle_sync = 0;     // st: synchronise the stream every K exchanges (0: once per block)
   bool graph = false;        // st, nccl: capture a block of exchanges once, replay it per block
+                             // (queue and enqueue cannot be captured: skipped)
   bool datatypes = false;    // rma, st: put each region from the field through a derived type
   bool launch_overlap = false;  // Faces' own kernels launched so they may overlap the kernel before
   int st_windows = 2;        // st: 2 = two windows in turn, each exchange posting the next one's
