@@ -185,8 +185,12 @@ uint32_t next_object_id() { return g_next_object_id++; }
 
 bool stream_work_drained(const uint64_t *flag, uint64_t count) {
   gpu::Backend &be = gpu::backend();
+  return stream_work_drained([&] { return be.read_flag(flag); }, count);
+}
+
+bool stream_work_drained(const std::function<uint64_t()> &ran, uint64_t count) {
   const auto start = std::chrono::steady_clock::now();
-  while (be.read_flag(flag) < count) {
+  while (ran() < count) {
     const auto waited = std::chrono::steady_clock::now() - start;
     if (config().watchdog_ns &&
         static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count()) >

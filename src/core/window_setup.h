@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 
 #include "result.h"
 
@@ -16,6 +17,8 @@ uint32_t next_object_id();
 // the backend) reaches `count`: memory that enqueued work still uses is freed only after it ran.
 // false when MPIX_ST_WATCHDOG_MS (if set) passed first.
 bool stream_work_drained(const uint64_t *flag, uint64_t count);
+// The same where `ran` reads the count.
+bool stream_work_drained(const std::function<uint64_t()> &ran, uint64_t count);
 
 // The library's info keys with a value it does not know (MPI_ERR_INFO_VALUE): mpix_st and
 // mpix_st_staged_get_accumulate take true/false (or 1/0), mpix_st_memory device/host.

@@ -34,7 +34,7 @@ std::set<Context *> g_alive;  // contexts on communicators, released at MPI_Fina
 void release(Context *c) {
   bool drained = true;
   for (auto &[queue, lists] : c->users)
-    drained = drained && core::stream_work_drained(queue->done, lists);
+    drained = drained && core::stream_work_drained([q = queue.get()] { return lists_ran(*q); }, lists);
   c->users.clear();
   if (!drained) {
     std::fprintf(stderr, "mpix-st: two-sided messages on communicator %u had not run when it was freed; its "

@@ -46,6 +46,10 @@ work::Item add_one(uint64_t *word) {
   return it;
 }
 
+// The last signal of q's lists: counts them, also where the watchdog skipped the rest of the list
+// (counting signals are made at the end of every list), in the word the host reads.
+work::Item list_ran(const Queue &q) { return add_one(static_cast<uint64_t *>(q.done.device)); }
+
 std::string peer_text(const Op &op) {
   return std::string(op.send ? " to rank " : " from rank ") + std::to_string(op.peer) + " (tag " +
          std::to_string(op.tag) + ")";
@@ -93,7 +97,7 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
   list.watchdog_ns = core::config().watchdog_ns;
   list.window_id = ops.front()->ctx->id;
   for (const auto &op : ops) (sends ? send_items : receive_items)(list, *op);
-  list.signals.push_back(add_one(q.done));
+  list.signals.push_back(list_ran(q));
   gpu::Backend &be = gpu::backend();
   if (be.enqueue(q.stream, list))
     return fail(MPI_ERR_OTHER, std::string("enqueuing the ") + (sends ? "send" : "receive") +
@@ -193,7 +197,7 @@ void finish(Op &op) {
 }
 
 void reap(Queue &q) {
-  const uint64_t ran = gpu::backend().read_flag(q.done);
+  const uint64_t ran = lists_ran(q);
   while (!q.in_lists.empty() && q.in_lists.front()->list <= ran) {
     std::shared_ptr<Op> op = q.in_lists.front();
     q.in_lists.pop_front();
@@ -260,7 +264,11 @@ Op::~Op() {
 Queue::~Queue() {
   gpu::Backend &be = gpu::backend();
   for (gpu::HostMapped &m : record_chunks) be.free_host_mapped(&m);
-  if (done) be.free_flags(done);
+  if (done.host) be.free_host_mapped(&done);
+}
+
+uint64_t lists_ran(const Queue &q) {
+  return std::atomic_ref<uint64_t>(*static_cast<uint64_t *>(q.done.host)).load(std::memory_order_acquire);
 }
 
 std::recursive_mutex &lock() {
@@ -272,11 +280,9 @@ Result make_queue(void *stream, bool user_queue, std::shared_ptr<Queue> *out) {
   auto q = std::make_shared<Queue>();
   q->stream = stream;
   q->user_queue = user_queue;
-  void *done = nullptr;
   gpu::Backend &be = gpu::backend();
-  if (be.allocate_flags(sizeof(uint64_t), &done))
-    return fail(core::resource_error_class(), "the queue's flag word: " + be.last_error());
-  q->done = static_cast<uint64_t *>(done);
+  if (be.allocate_host_mapped(sizeof(uint64_t), &q->done))
+    return fail(core::resource_error_class(), "the queue's progress word: " + be.last_error());
   *out = q;
   return ok();
 }
@@ -385,7 +391,7 @@ Result status_after(const std::shared_ptr<Op> &held) {
   gpu::WorkList list;
   list.window_id = op.ctx->id;
   list.ops.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(), op.record + 3, 4));
-  list.signals.push_back(add_one(q.done));
+  list.signals.push_back(list_ran(q));
   gpu::Backend &be = gpu::backend();
   if (be.enqueue(q.stream, list)) return fail(MPI_ERR_OTHER, "enqueuing a status copy failed: " + be.last_error());
   ++q.lists;
@@ -403,7 +409,7 @@ bool finished(Op &op) {
     return true;
   }
   if (op.list == 0) return false;
-  if (gpu::backend().read_flag(op.queue->done) < op.list) return false;
+  if (lists_ran(*op.queue) < op.list) return false;
   finish(op);
   return true;
 }

@@ -62,7 +62,10 @@ struct Queue : std::enable_shared_from_this<Queue> {
   void *stream = nullptr;
   bool user_queue = false;               // made by MPIX_Create_queue (else MPICH's, one per stream)
   bool freed = false;                    // MPIX_Free_queue passed
-  uint64_t *done = nullptr;              // flag word: lists of this queue that ran
+  // Lists of this queue that ran: each list counts itself last, in pinned host memory the stream
+  // writes, so the host reads it with a load (a flag in device memory cost a copy and a stream
+  // synchronisation, ~10 us, at every call that looked).
+  gpu::HostMapped done;
   uint64_t lists = 0;                    // lists enqueued
   std::vector<std::shared_ptr<Op>> unstarted;   // HPE: enqueued, not started
   std::vector<std::shared_ptr<Op>> waiting;     // started, in no list yet
@@ -100,6 +103,8 @@ core::Result send_now(Queue &q);
 // A receive already in a list: a list after it writes its count into op.user_status (host backend).
 core::Result status_after(const std::shared_ptr<Op> &op);
 
+// How many of q's lists have run.
+uint64_t lists_ran(const Queue &q);
 // Whether op's list has run (its checks then made); progresses the queue's finished operations.
 bool finished(Op &op);
 // Checks of finished operations of every queue (generalized requests completed, errors of stream
