@@ -23,8 +23,9 @@ A run folder holds the JSON results of one job on one machine, the command that 
    "files": [{"file": "x.json", "benchmark": "faces", "what": "...", "round": 1, "side": "head",
               "env": {"VAR": "value"}, "throttle": "static"}, ...]}
 "software", "settings", "note", "ab" and a file's "round", "side", "env" and "throttle" are
-optional. "benchmark" is faces, rma_bench, coll_bench, dtype_bench, or throttle (a Faces JSON of
-scripts/bench-throttle.sh, whose "throttle" names the mode: static, adaptive or app).
+optional. "benchmark" is faces, rma_bench, p2p_bench, coll_bench, dtype_bench, or throttle (a Faces
+JSON of scripts/bench-throttle.sh, whose "throttle" names the mode: static, adaptive or app). Where
+"gpus" counts fewer GPUs than a Faces or p2p_bench file has ranks, the page says the ranks share them.
 
 Python 3 standard library only. The output depends on the run folders alone (sorted, fixed float
 formats, no time of generation), so two runs anywhere write the same bytes.
@@ -44,7 +45,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(REPO, "bench", "results")
 OUTPUT = os.path.join(REPO, "doc", "performance.md")
 README = os.path.join(REPO, "README.md")  # its headline table, between two markers
-BENCHMARKS = ("faces", "rma_bench", "coll_bench", "dtype_bench", "throttle")
+BENCHMARKS = ("faces", "rma_bench", "p2p_bench", "coll_bench", "dtype_bench", "throttle")
 LINK_BASE = [os.path.dirname(OUTPUT)]  # links are relative to the page's folder
 REQUIRED = ("title", "machine", "gpus", "mpi", "date", "commit", "command", "files")
 
@@ -188,6 +189,14 @@ def run_header(run, entries):
     return lines
 
 
+def placement(run, ranks):
+    """How the ranks sit on the run's GPUs: one per GPU, unless the manifest counts fewer GPUs."""
+    gpus = gpu_count(run.meta["gpus"])
+    if gpus and max(ranks) > gpus:
+        return "sharing {} GPU{}".format(gpus, "" if gpus == 1 else "s")
+    return "one per GPU"
+
+
 def env_text(entry):
     env = entry.get("env") or {}
     return ", ".join("`{}={}`".format(k, v) for k, v in sorted(env.items()))
@@ -257,20 +266,29 @@ def faces_section(runs):
         rounds = any("round" in g["entry"] for g in groups)
         envs = any(env_text(g["entry"]) for g in groups)
         ranks = sorted({g["config"]["ranks"] for g in groups})
-        text = "Microseconds per exchange (average over ranks), {} rank{} (one per GPU). ".format(
-            " and ".join(str(r) for r in ranks), "" if ranks == [1] else "s")
+        two_sided = [m for m in TWO_SIDED if any(m in g["modes"] for g in groups)]
+        text = "Microseconds per exchange (average over ranks), {} rank{} ({}). ".format(
+            " and ".join(str(r) for r in ranks), "" if ranks == [1] else "s", placement(run, ranks))
         if len(inputs) == 1:
             text += "Input `mx my mz n niface niel nshare` = `{}`{}. ".format(
                 inputs[0], " (communication only)" if inputs[0].endswith("-100") else "")
         if len(graphs) == 1:
             text += ("st and NCCL captured once and replayed (`--graph`); rma and p2p eager."
                      if graphs[0] else "Every mode eager.")
+        if two_sided:
+            text = text.rstrip() + " {}: the two-sided mode's time over st's (above 1: st took less time).".format(
+                " and ".join("{}/st".format(m) for m in two_sided))
+        skipped = faces_skipped(entries)
+        if skipped:
+            text = text.rstrip() + " Skipped: {}.".format("; ".join(
+                "{} ({})".format(m, "; ".join(why)) for m, why in skipped))
         out += [text, ""]
         header = ["case"] + (["input"] if len(inputs) > 1 else []) + (["st, NCCL"] if len(graphs) > 1 else [])
         header += (["round"] if rounds else []) + (["settings"] if envs else [])
         others = [m for m in ("nccl", "rma", "p2p") if any(m in g["modes"] for g in groups)]
         names = {"nccl": "NCCL", "rma": "rma", "p2p": "p2p"}
-        header += ["st/" + names[m] for m in others] + ["st us"] + [names[m] + " us" for m in others]
+        header += ["st/" + names[m] for m in others] + ["{}/st".format(m) for m in two_sided]
+        header += ["st us"] + [names[m] + " us" for m in others] + ["{} us".format(m) for m in two_sided]
         rows, labels, bars, lines_ = [], [], [], []
         for g in groups:
             c, e, modes = g["config"], g["entry"], g["modes"]
@@ -280,7 +298,8 @@ def faces_section(runs):
             row += (["replayed" if c.get("graph") else "eager"] if len(graphs) > 1 else [])
             row += ([str(e.get("round", 1))] if rounds else []) + ([env_text(e)] if envs else [])
             row += [rat(ratio(st, modes.get(m))) for m in others]
-            row += [num(modes.get(m)) for m in ["st"] + others]
+            row += [rat(ratio(modes.get(m), st)) for m in two_sided]
+            row += [num(modes.get(m)) for m in ["st"] + others + two_sided]
             rows.append(row)
             labels.append(short + (" r{}".format(e["round"]) if "round" in e else ""))
             bars.append(ratio(st, modes.get("nccl")))
@@ -297,7 +316,48 @@ def faces_section(runs):
             what = " and ".join(t for t, s in (("st / NCCL (bars)", bar), ("st / rma (line)", line)) if s)
             out += chart("Faces {}: {}, time per exchange".format(run.name, what), labels, "time ratio",
                          bar, line, 1.0) + [""]
+        out += faces_two_sided_chart(run, groups, labels, two_sided)
     return out
+
+
+def faces_skipped(entries):
+    """(mode, sorted reasons) of the modes a Faces file reports skipped, by mode name."""
+    why = {}
+    for _, d in entries:
+        for m in d["modes"]:
+            if "skipped" in m:
+                why.setdefault(m["mode"], set()).add(m["skipped"])
+    return [(m, sorted(why[m])) for m in sorted(why)]
+
+
+TWO_SIDED = ("queue", "enqueue")  # Faces' two-sided stream modes, shown as their time over st's
+
+
+def faces_intro(runs):
+    """The Faces section's first paragraph; it names the two-sided modes where a run has them."""
+    two_sided = any(m["mode"] in TWO_SIDED and "skipped" not in m
+                    for run in runs if not run.ab for _, d in run.of("faces") for m in d["modes"])
+    return ("The Faces halo exchange (examples/faces): the same exchange made with stream-triggered RMA (`st`), "
+            "NCCL send/receive (`nccl`), host-driven active RMA (`rma`){} MPI point-to-point staged through host "
+            "memory (`p2p`){}, every mode checked against a reference.".format(
+                "," if two_sided else " and",
+                " and two-sided stream messages (`queue`: HPE's `MPIX_Queue` calls; `enqueue`: MPICH's "
+                "`MPIX_Isend_enqueue`, `MPIX_Irecv_enqueue` and `MPIX_Waitall_enqueue` on a stream "
+                "communicator)" if two_sided else ""))
+
+
+def faces_two_sided_chart(run, groups, labels, two_sided):
+    """queue / st (bars) and enqueue / st (line), where every case has them."""
+    series = {}
+    for m in two_sided:
+        values = [ratio(g["modes"].get(m), g["modes"].get("st")) for g in groups]
+        series[m] = values if all(v is not None for v in values) else None
+    bar, line = series.get("queue"), series.get("enqueue")
+    if not (bar or line):
+        return []
+    what = " and ".join(t for t, s in (("queue / st (bars)", bar), ("enqueue / st (line)", line)) if s)
+    return chart("Faces {}: {}, time per exchange".format(run.name, what), labels, "time ratio",
+                 bar, line, 1.0) + [""]
 
 
 # ---- rma_bench -------------------------------------------------------------------------------------
@@ -380,6 +440,68 @@ def rma_section(runs):
         out += chart("rma_bench {}: round trip (us), {}".format(run.name, e0["file"]), labels, "us", bar=values)
         out += [""]
     return out
+
+
+# ---- p2p_bench -------------------------------------------------------------------------------------
+
+P2P_WAYS = ("enqueue", "queue", "host_mpi", "rma_stream")  # the columns of round_trip_us, in this order
+P2P_RATIOS = (("enqueue", "rma_stream"), ("queue", "rma_stream"))  # the chart's bars, then its line
+
+
+def p2p_config_text(d):
+    c = d.get("config", {})
+    host = {"staged": "staged through pinned host memory (the MPI is not taken as GPU-aware)",
+            "device": "from the device buffers"}.get(c.get("host_mpi"), c.get("host_mpi", "?"))
+    return "{} round trips per timing, median of {} timings, host_mpi {}, data check {}".format(
+        c.get("iters", "?"), c.get("reps", "?"), host, d.get("data_check", "?"))
+
+
+def p2p_section(runs):
+    out = []
+    for run in runs:
+        entries = sorted(run.of("p2p_bench"), key=lambda ed: (ed[0].get("round", 1), ed[0]["file"]))
+        if not entries or run.ab:
+            continue
+        out += run_header(run, entries)
+        ranks = sorted({d.get("config", {}).get("ranks", 2) for _, d in entries})
+        configs = []
+        for _, d in entries:
+            if p2p_config_text(d) not in configs:
+                configs.append(p2p_config_text(d))
+        out += ["{} ranks ({}). Microseconds per round trip of a stream-ordered ping-pong, by message size: "
+                "the round trips enqueued back to back and one stream synchronisation, the slower rank's "
+                "time; {}. A ratio is the two-sided way's time over rma_stream's (above 1: rma_stream took "
+                "less time).".format(" and ".join(str(r) for r in ranks), placement(run, ranks),
+                                     "; ".join(configs)), ""]
+        rounds = any("round" in e for e, _ in entries)
+        ways = [w for w in P2P_WAYS if any(w in r for _, d in entries for r in d["round_trip_us"])]
+        pairs = [(a, b) for a, b in P2P_RATIOS if a in ways and b in ways]
+        found = []
+        for e, d in entries:
+            for r in d["round_trip_us"]:
+                found.append((r["bytes"], e.get("round", 1), e["file"], r))
+        found.sort(key=lambda x: x[:3])
+        rows = []
+        for size, rnd, name, r in found:
+            rows.append([size_text(size)] + ([str(rnd)] if rounds else []) +
+                        [rat(ratio(r.get(a), r.get(b))) for a, b in pairs] + [num(r.get(w)) for w in ways])
+        out += table(["bytes"] + (["round"] if rounds else []) + ["{}/{}".format(a, b) for a, b in pairs] +
+                     ["{} us".format(w) for w in ways], rows) + [""]
+        e0, d0 = entries[0]
+        bar, line = (p2p_series(d0, pair) if pair in pairs else None for pair in P2P_RATIOS)
+        if bar or line:
+            what = " and ".join("{} / {} ({})".format(a, b, kind) for (a, b), kind, v in
+                                zip(P2P_RATIOS, ("bars", "line"), (bar, line)) if v)
+            out += chart("p2p_bench {}: {}, round trip, {}".format(run.name, what, e0["file"]),
+                         [size_text(r["bytes"]) for r in d0["round_trip_us"]], "time ratio", bar, line, 1.0)
+            out += [""]
+    return out
+
+
+def p2p_series(d, pair):
+    """One file's time ratio of a pair of ways by size, where every size has both."""
+    values = [ratio(r.get(pair[0]), r.get(pair[1])) for r in d["round_trip_us"]]
+    return values if values and all(v is not None for v in values) else None
 
 
 # ---- coll_bench ------------------------------------------------------------------------------------
@@ -594,6 +716,9 @@ def ab_metrics(benchmark, d):
     if benchmark == "rma_bench":
         ratios, times, _ = rma_rows(d)
         return times + ratios
+    if benchmark == "p2p_bench":
+        return [("{}: {} round trip us".format(size_text(r["bytes"]), w), r[w])
+                for r in d["round_trip_us"] for w in P2P_WAYS if w in r]
     if benchmark == "dtype_bench":
         block = size_text(d["block"])
         return [("{} blocks: vector-type put us".format(block), d.get("vector_us")),
@@ -672,11 +797,14 @@ def render(runs, results_rel="bench/results"):
                      run.meta["date"], "`{}`".format(run.meta["commit"])])
     out += table(["run", "what", "benchmarks", "GPUs", "date", "commit"], rows) + [""]
     for title, intro, section in (
-            ("Faces", "The Faces halo exchange (examples/faces): the same exchange made with stream-triggered "
-             "RMA (`st`), NCCL send/receive (`nccl`), host-driven active RMA (`rma`) and MPI point-to-point "
-             "staged through host memory (`p2p`), every mode checked against a reference.", faces_section),
+            ("Faces", faces_intro(runs), faces_section),
             ("rma_bench", "The stream-triggered epoch against its floors and host-driven RMA "
              "(examples/bench/rma_bench.cpp).", rma_section),
+            ("p2p_bench", "Two-sided stream messages against the stream RMA epoch and host MPI, one message "
+             "each way per round trip (examples/bench/p2p_bench.cpp): `enqueue`: MPICH's "
+             "`MPIX_Isend_enqueue`, `MPIX_Irecv_enqueue` and `MPIX_Waitall_enqueue`; `queue`: HPE's "
+             "`MPIX_Queue` calls; `host_mpi`: `MPI_Isend` and `MPI_Irecv` after a stream synchronisation; "
+             "`rma_stream`: one stream-triggered put epoch per message.", p2p_section),
             ("coll_bench", "The stream collectives against NCCL and the MPI's own collectives on the same "
              "buffers (examples/bench/coll_bench.cpp).", coll_section),
             ("dtype_bench", "Puts with derived datatypes (examples/bench/dtype_bench.cpp).", dtype_section),
@@ -698,9 +826,9 @@ README_BEGIN = "<!-- perf-report:headline:begin -->"
 README_END = "<!-- perf-report:headline:end -->"
 
 
-def newest(runs, benchmark):
-    """The newest run of a benchmark (ties: more GPUs), A/B runs left out."""
-    have = [r for r in runs if r.of(benchmark) and not r.ab]
+def newest(runs, benchmark, keep=None):
+    """The newest run of a benchmark (ties: more GPUs), A/B runs and runs that keep refuses left out."""
+    have = [r for r in runs if r.of(benchmark) and not r.ab and (keep is None or keep(r))]
     return max(have, key=lambda r: (date_key(r.meta["date"]), gpu_count(r.meta["gpus"]), r.name), default=None)
 
 
@@ -714,7 +842,7 @@ def span(values):
 
 def headline_rows(runs):
     rows = []
-    run = newest(runs, "faces")
+    run = newest(runs, "faces", lambda r: any(g["config"].get("graph") for g in faces_groups(r.of("faces"))))
     if run:
         groups = [g for g in faces_groups(run.of("faces")) if g["config"].get("graph")]
         widest = max((g["config"]["ranks"] for g in groups), default=0)
@@ -840,6 +968,11 @@ def describe(benchmark, d):
         return "rma_bench, 2 ranks{}, {} B put, bandwidth at {} MiB".format(
             ", --graph" if c.get("graph") else "", c.get("put_bytes", 8),
             ", ".join(str(b["mib"]) for b in d.get("bandwidth", [])) or "-")
+    if benchmark == "p2p_bench":
+        sizes = [r["bytes"] for r in d["round_trip_us"]]
+        ways = [w for w in P2P_WAYS if any(w in r for r in d["round_trip_us"])]
+        return "p2p_bench, {} ranks, {} to {}, {}".format(
+            d.get("config", {}).get("ranks", 2), size_text(min(sizes)), size_text(max(sizes)), ", ".join(ways))
     if benchmark == "coll_bench":
         res = d["results"]
         return "coll_bench, {} ranks, {}, {} to {}, {}".format(
