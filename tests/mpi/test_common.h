@@ -97,6 +97,12 @@ inline const char *class_name(int cls) {
     case MPI_ERR_ASSERT: return "MPI_ERR_ASSERT";
     case MPI_ERR_INFO: return "MPI_ERR_INFO";
     case MPI_ERR_INFO_VALUE: return "MPI_ERR_INFO_VALUE";
+    case MPI_ERR_TRUNCATE: return "MPI_ERR_TRUNCATE";
+    case MPI_ERR_TAG: return "MPI_ERR_TAG";
+    case MPI_ERR_REQUEST: return "MPI_ERR_REQUEST";
+    case MPI_ERR_PENDING: return "MPI_ERR_PENDING";
+    case MPI_ERR_IN_STATUS: return "MPI_ERR_IN_STATUS";
+    case MPI_ERR_INTERN: return "MPI_ERR_INTERN";
     default: return "(other class)";
   }
 }
