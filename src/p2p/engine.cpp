@@ -116,15 +116,15 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
 using Key = std::tuple<Context *, int, int>;
 Key key_of(const Op &op) { return {op.ctx.get(), op.peer, op.channel}; }
 
-// Takes from q.waiting the sends (or receives) that go in one list, in program order: the first
-// waiting round (layout.h) of each (context, peer, channel), since a list holding two rounds of a
-// channel would wait for its own end (the later round's mailboxes are freed by the receive of the
-// earlier one). An operation held back holds back the later ones of its channel. A receive from
+// Takes from q.waiting the sends (or receives) that go in one list, in program order: at most
+// kMailboxes consecutive messages of each (context, peer, channel), since a list holding messages n
+// and n + kMailboxes would wait for its own end (n + kMailboxes reuses n's mailbox, which the
+// receive of n frees). An operation held back holds back the later ones of its channel. A receive from
 // this rank itself waits for a list after the one holding its send, unless `force`. `limit`: only
 // receives of these channels up to these message numbers.
 std::vector<std::shared_ptr<Op>> pick(Queue &q, bool sends, bool force, const std::map<Key, uint64_t> *limit) {
   std::vector<std::shared_ptr<Op>> out, rest;
-  std::map<Key, uint64_t> round_of;  // the round this list takes per channel
+  std::map<Key, uint64_t> first_of;  // the first message number this list takes per channel
   std::set<Key> held;
   for (auto &op : q.waiting) {
     const Key k = key_of(*op);
@@ -132,7 +132,7 @@ std::vector<std::shared_ptr<Op>> pick(Queue &q, bool sends, bool force, const st
       rest.push_back(op);
       continue;
     }
-    bool take = !held.count(k) && round_of.emplace(k, box_round(op->use)).first->second == box_round(op->use);
+    bool take = !held.count(k) && op->use - first_of.emplace(k, op->use).first->second < kMailboxes;
     if (take && !sends && !force && op->peer == op->ctx->rank) take = op->use < op->ctx->listed_self[op->channel];
     if (!take) {
       held.insert(k);
@@ -157,7 +157,7 @@ Result capture_check(Queue &q) {
   return ok();
 }
 
-// Every waiting send goes in lists now: one list per round of the channel with the most.
+// Every waiting send goes in lists now: one list per kMailboxes messages of the channel with the most.
 Result emit_sends(Queue &q) {
   for (;;) {
     std::vector<std::shared_ptr<Op>> s = pick(q, true, false, nullptr);

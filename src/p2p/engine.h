@@ -90,11 +90,11 @@ core::Result match(Op &op, bool capturing);
 
 // The queue records `op`, started or not (HPE: not until MPIX_Enqueue_start).
 core::Result add(Queue &q, const std::shared_ptr<Op> &op, bool started);
-// MPIX_Enqueue_start: sends recorded since the last start go in lists (one; one per round of a
-// channel where more than kMailboxes of its messages wait), receives become started.
+// MPIX_Enqueue_start: sends recorded since the last start go in lists (one; one per kMailboxes
+// messages of a channel where more of its messages wait), receives become started.
 core::Result start(Queue &q);
-// Started operations not in a list yet go in lists: receive lists, one per round of the channel
-// with the most waiting (one where no channel has more than kMailboxes waiting). `only`: just these
+// Started operations not in a list yet go in lists: receive lists, one per kMailboxes messages of
+// the channel with the most waiting (one where no channel has more than kMailboxes waiting). `only`: just these
 // receives and those before them on their channels (MPI's order); null: every waiting one.
 core::Result flush(Queue &q, const std::vector<Op *> *only = nullptr);
 // Sends started on a queue at once (MPICH's spelling): in a list now.

@@ -188,6 +188,33 @@ void truncation_freed(Queue &Q) {
   ping_pong(Q, {64});
 }
 
+// Lists per call: 6 messages of a channel, then 4 more in one start, which cross the channel's
+// mailboxes' first round (messages 6..9 take mailboxes 6, 7, 0, 1): still one list, since no two
+// of them share a mailbox; and 9 in one start: two lists.
+void lists_per_start(Queue &Q) {
+  if (g_size < 2 || g_rank > 1) return;
+  const int peer = 1 - g_rank;
+  DevBuf a(64), b(64 * 19);
+  a.upload(pattern(64, key(9)));
+  for (int n : {6, 4, 9}) {
+    g_context = fmt("%d messages of one channel in one start", n);
+    std::vector<MPI_Request> r(n);
+    const unsigned long long before = MPIX_St_stream_ops_enqueued();
+    for (int i = 0; i < n; ++i) {
+      if (g_rank == 0) MT_OK(MPIX_Enqueue_send(a.p, 64, MPI_BYTE, peer, 12, MPI_COMM_WORLD, Q.q, &r[i]));
+      else MT_OK(MPIX_Enqueue_recv(b.p + 64 * i, 64, MPI_BYTE, peer, 12, MPI_COMM_WORLD, Q.q, &r[i]));
+    }
+    MT_OK(MPIX_Enqueue_start(Q.q));
+    const unsigned long long sends = MPIX_St_stream_ops_enqueued() - before;
+    MT_OK(MPIX_Enqueue_wait(Q.q));
+    const unsigned long long all = MPIX_St_stream_ops_enqueued() - before;
+    const unsigned long long want = n > 8 ? 2 : 1;
+    MT_CHECKF((g_rank == 0 ? sends : all) == want, "%llu lists, want %llu", g_rank == 0 ? sends : all, want);
+    MT_OK(MPI_Waitall(n, r.data(), MPI_STATUSES_IGNORE));
+  }
+  MT_SYNC(Q.stream);
+}
+
 // The same through MPI_Waitall: MPI_ERR_IN_STATUS, each status's MPI_ERROR says how it ended.
 void truncation_waitall(Queue &Q) {
   if (g_size < 2 || g_rank > 1) return;
@@ -287,6 +314,7 @@ int main(int argc, char **argv) {
     truncation(Q);
     truncation_waitall(Q);
     truncation_freed(Q);
+    lists_per_start(Q);
     host_completion(Q);
     const unsigned long long before = MPIX_St_stream_ops_enqueued();
     ring(Q, 10);
