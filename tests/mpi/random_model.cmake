@@ -73,4 +73,9 @@ if(MPIX_ST_MPI_FLAVOR STREQUAL "mpich")
   # captured on: the launch stream's synchronisation said "a stream wait timed out" instead of
   # MPI_ERR_WIN (the report went to the capture stream).
   random_finding(replay_freed 3 142 200 eager_replay_coll ENABLED)
+  # F8 (model bugs, fixed in the generator): a launch after the window was freed expected
+  # MPI_ERR_WIN on ranks that had captured none of its epochs, and a launch step given up for a
+  # synchronisation first left errors expected on some ranks' streams (seeds 1103, 1173, 1175 on 4
+  # ranks, found by the long run).
+  random_finding(stale_launch 4 1173 200 eager_replay_coll ENABLED)
 endif()

@@ -709,14 +709,21 @@ Step Generator::graph_launch() {
     // Its window was freed: every rank's launch does nothing, and the stream's next
     // synchronisation reports MPI_ERR_WIN (graph-capture.md, "Free graphs before their windows").
     Step s = begin("launch g" + std::to_string(g) + " after its window was freed");
-    for (int r = 0; r < m.n; ++r) {
+    for (int r = 0; r < m.n; ++r)  // before any rank's stream takes an error of this launch
       if (m.streams[r][chosen[r]].pending_error != MPI_SUCCESS) return sync_step(true, true);
+    for (int r = 0; r < m.n; ++r) {
       Call c = call(Op::GraphLaunch);
       c.graph = g;
       c.stream = chosen[r];
-      c.why = "its window was freed: does nothing, the synchronisation reports MPI_ERR_WIN";
+      // Only a rank whose part of the graph holds epoch calls of the freed window has something
+      // to report; the others captured none of its epochs (a round without them, or refused).
+      const bool holds = std::any_of(gm.calls[r].begin(), gm.calls[r].end(), [&](const Call &x) {
+        return x.op != Op::Stamp && x.win >= 0 && !m.wins[x.win].alive;
+      });
+      c.why = holds ? "its window was freed: does nothing, the synchronisation reports MPI_ERR_WIN"
+                    : "its window was freed; this rank captured none of its epochs: does nothing";
       s.calls[r].push_back(c);
-      m.streams[r][chosen[r]].pending_error = MPI_ERR_WIN;
+      if (holds) m.streams[r][chosen[r]].pending_error = MPI_ERR_WIN;
     }
     // The graph's own stream tasks (not epochs) still run.
     for (const Effect &e : gm.effects) {
