@@ -1,6 +1,7 @@
 // Interposed MPI_Init / MPI_Init_thread / MPI_Finalize: right after the MPI starts, every setting
 // is checked against the settings table (src/settings) and the inter-node transport is opened
-// collectively (only when some peers are on other nodes); it is closed right before the MPI stops.
+// collectively (only when some peers are on other nodes), after each process's node is found; it is
+// closed right before the MPI stops.
 // Init also makes the library's half-precision datatype handles (half_datatypes.h), which Finalize
 // frees while the MPI still runs; Finalize writes the launch trace (MPIX_ST_TRACE) first.
 #include <mpi.h>
@@ -11,10 +12,12 @@
 
 #include "backend/launch_trace_file.h"
 #include "coll/context.h"
+#include "core/config.h"
 #include "core/internode.h"
 #include "errors.h"
 #include "half_datatypes.h"
 #include "settings/settings.h"
+#include "topo/locality.h"
 
 namespace {
 
@@ -30,6 +33,8 @@ int start_library() {
     for (const std::string &r : refused) message += (message.empty() ? "" : "; ") + r;
     return mpix::api::raise_comm(MPI_COMM_WORLD, mpix::core::fail(MPI_ERR_ARG, message));
   }
+  // Each process's node, once for every window and communicator (collective over MPI_COMM_WORLD).
+  mpix::topo::locate_process(mpix::core::config().vnode_size);
   mpix::core::internode::open_if_needed();
   return MPI_SUCCESS;
 }
