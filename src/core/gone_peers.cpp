@@ -33,8 +33,9 @@ std::string describe(const Window &w, int r) {
 
 std::string note_gone_peer(const Window &w, int peer) {
   GonePeers &g = gone();
+  const Peer &p = w.peers[peer];
   std::lock_guard<std::mutex> lock(g.mu);
-  if (!names(g.world_rank_pid, w.peers[peer])) g.world_rank_pid.emplace_back(w.peers[peer].world_rank, w.peers[peer].pid);
+  if (!names(g.world_rank_pid, p)) g.world_rank_pid.emplace_back(p.world_rank, p.pid);
   g.any.store(true, std::memory_order_release);
   return describe(w, peer);
 }

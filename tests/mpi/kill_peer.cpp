@@ -4,8 +4,8 @@
 // dead peer): status 0 when the report named the dead rank, 1 otherwise. Three or more ranks:
 // rank 1 dies in its access epoch, before posting; its left neighbour (rank 0) waits for its post,
 // its right neighbour (rank 2) for its complete. Once they took that report, a post and a start
-// naming rank 1 (on that window and on another) fail at once with the same news. kill_peer.sh runs it and checks that no process
-// and no /dev/shm/mpixst.* segment of the run is left behind.
+// naming rank 1 (on that window and on another) fail at once with the same news. kill_peer.sh
+// runs it and checks that no process and no /dev/shm/mpixst.* segment of the run is left behind.
 //   --pid-dir=D   each rank writes its pid to D/rank<N> (for the script's checks)
 #include <signal.h>
 #include <unistd.h>
