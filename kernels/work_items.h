@@ -284,11 +284,16 @@ struct WatchdogMailbox {
   uint64_t expected;
   uint64_t observed;
 };
-// A device backend's host-mapped watchdog memory (LaunchHeader::mailbox_addr): the mailbox, then
-// the fault word of each live-window table entry.
+// Communicators whose stream collectives have a fault word on a device backend (one each, given at
+// a communicator's first collective, kept for the process's life); collectives of later ones wait
+// out their own watchdog behind a timeout.
+constexpr uint32_t kCommFaultWords = 4096;
+// A device backend's host-mapped watchdog memory (LaunchHeader::mailbox_addr): the mailbox, the
+// fault word of each live-window table entry, then those of communicators (coll::Args::fault).
 struct WatchdogArea {
   WatchdogMailbox mailbox;
   uint64_t fault[kWindowSlots];
+  uint64_t comm_fault[kCommFaultWords];
 };
 static_assert(offsetof(WatchdogArea, mailbox) == 0, "collective kernels read the mailbox at mailbox_addr");
 

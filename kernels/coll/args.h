@@ -113,9 +113,13 @@ struct Args {
   uint32_t channels;    // slices of every round, each with its scratch share and flags (0 means 1)
   uint32_t regions;     // shares the scratch halves are cut into (>= channels; 0 means 1)
   uint32_t threads;     // device backends: threads of a channel's block (0: the backend's most)
+  uint32_t taken;       // device backends: the communicator's reports taken at enqueue (work::fault_skips)
   uint64_t src_stride, dst_stride, own;  // local steps, bytes and an address (see Kind)
   uint64_t watchdog_ns;  // 0: waits never time out
   uint64_t mailbox;      // work::WatchdogMailbox (device backends)
+  // Device backends: the communicator's fault word (work::fault_skips, host-mapped; 0: none), so a
+  // call queued behind one that timed out ends its waits at once instead of waiting its own watchdog.
+  uint64_t fault;
   uint64_t barrier;      // device backends: zeroed words counting finished blocks, reset at exit
   uint64_t trace;        // MPIX_ST_TRACE's log (work::TraceLog, launch_trace.h) the backend stamps; 0: off
   // The call's geometry (set_geometry in geometry.h, from the fields above), so that a

@@ -121,10 +121,18 @@ __device__ __noinline__ void write_coll_trace(uint64_t trace, uint32_t comm_id, 
   mpix_trace_write(trace, comm_id, coll_stamps, events, 4, mpix::work::trace_collective_parts(kind));
 }
 
-// A wait's watchdog fired: the mailbox's first report and a message. Out of line and by value,
-// as write_coll_trace.
+// A wait's watchdog fired, or (`after_fault`) the wait ended at once behind an earlier timeout of
+// the communicator (work::fault_skips): the mailbox's first report and a message. A timeout of its
+// own first marks the communicator's fault word (before the mailbox, which the host reads first),
+// so its calls queued behind end at once. Out of line and by value, as write_coll_trace.
 __device__ __noinline__ void report_coll_timeout(uint64_t mailbox, uint32_t comm_id, int rank, uint64_t watchdog_ns,
-                                                 int peer, uint64_t want, uint64_t seen) {
+                                                 int peer, uint64_t want, uint64_t seen, uint64_t fault_addr,
+                                                 bool after_fault) {
+  if (fault_addr && !after_fault) {  // host memory: a plain store (concurrent markers store the same)
+    volatile uint64_t *fault = reinterpret_cast<volatile uint64_t *>(fault_addr);
+    *fault = mpix::work::kFaultPending | (*fault & 0xffffffffull);
+    mpix_fence_sys();
+  }
   auto *box = reinterpret_cast<mpix::work::WatchdogMailbox *>(mailbox);
   if (atomicCAS(&box->fired, 0u, 1u) != 0u) return;
   box->window_id = comm_id;
@@ -133,10 +141,15 @@ __device__ __noinline__ void report_coll_timeout(uint64_t mailbox, uint32_t comm
   box->expected = want;
   box->observed = seen;
   mpix_fence_sys();
-  printf("mpix-st watchdog: collective on communicator %u (rank %d) waited %llu ms for round %llu from rank %d "
-         "(flag at %llu)\n",
-         comm_id, rank, (unsigned long long)(watchdog_ns / 1000000ull), (unsigned long long)want, peer,
-         (unsigned long long)seen);
+  if (after_fault)
+    printf("mpix-st watchdog: collective on communicator %u (rank %d): a wait for round %llu from rank %d ended at "
+           "once behind an earlier timeout of the communicator (flag at %llu)\n",
+           comm_id, rank, (unsigned long long)want, peer, (unsigned long long)seen);
+  else
+    printf("mpix-st watchdog: collective on communicator %u (rank %d) waited %llu ms for round %llu from rank %d "
+           "(flag at %llu)\n",
+           comm_id, rank, (unsigned long long)(watchdog_ns / 1000000ull), (unsigned long long)want, peer,
+           (unsigned long long)seen);
 }
 
 class DeviceCollExecutor {
@@ -293,19 +306,28 @@ class DeviceCollExecutor {
   __device__ MPIX_FORCEINLINE void poll(const uint64_t *flag, uint64_t want, int peer) {
     const uint64_t start = a_.watchdog_ns ? mpix_clock_ns() : 0;
     uint64_t seen;
-    while ((seen = mpix_load_acquire_sys(flag)) < want) {
+    for (uint32_t polls = 0; (seen = mpix_load_acquire_sys(flag)) < want; ++polls) {
       if (failed()) break;  // another thread's wait (wait_all) timed out
       if (abandoned()) {
         *failed_ = 1;
         break;
       }
-      if (a_.watchdog_ns && mpix_clock_ns() - start > a_.watchdog_ns) {
-        report(peer, want, seen);
+      const bool own = a_.watchdog_ns && timed_out(start);
+      if (own || (a_.watchdog_ns && (polls & 63) == 0 && behind_fault())) {
+        report(peer, want, seen, !own);
         *failed_ = 1;
         break;
       }
     }
     note_coll_waited(a_);
+  }
+  __device__ bool timed_out(uint64_t start) const { return mpix_clock_ns() - start > a_.watchdog_ns; }
+  // Whether an earlier call of the communicator timed out (work::fault_skips): read by waits that
+  // have not passed, where a watchdog is set (faults come from its timeouts), at their first poll
+  // that found nothing and every 64th (kLL line waits, every thread of the block: every 1024th).
+  __device__ bool behind_fault() const {
+    return a_.fault && mpix::work::fault_skips(*reinterpret_cast<const volatile uint64_t *>(a_.fault), a_.taken,
+                                               !a_.counted);
   }
   __device__ const uint64_t *cursor_word() const {
     return reinterpret_cast<const uint64_t *>(table_[a_.rank].flags) + mpix::coll::FlagLayout::cursor(a_.size);
@@ -355,8 +377,9 @@ class DeviceCollExecutor {
       for (unsigned spin = 1; !mpix::coll::line_has(w0, w1, tag); ++spin) {
         if ((spin & 127) == 0) {
           if (failed()) return false;
-          if (abandoned() || (a_.watchdog_ns && mpix_clock_ns() - start > a_.watchdog_ns)) {
-            if (!abandoned()) report(peer, round, mpix::coll::line_round_seen(w0));
+          const bool own = a_.watchdog_ns && timed_out(start);
+          if (abandoned() || own || (a_.watchdog_ns && (spin & 1023) == 0 && behind_fault())) {
+            if (!abandoned()) report(peer, round, mpix::coll::line_round_seen(w0), !own);
             *reinterpret_cast<volatile int *>(failed_) = 1;
             return false;
           }
@@ -398,9 +421,9 @@ class DeviceCollExecutor {
   __device__ bool abandoned() const {
     return gridDim.x > 1 && *reinterpret_cast<volatile unsigned int *>(words_ + kAbandoned);
   }
-  __device__ MPIX_FORCEINLINE void report(int peer, uint64_t want, uint64_t seen) {
+  __device__ MPIX_FORCEINLINE void report(int peer, uint64_t want, uint64_t seen, bool after_fault = false) {
     if (gridDim.x > 1) atomicExch(words_ + kAbandoned, 1u);
-    report_coll_timeout(a_.mailbox, a_.comm_id, a_.rank, a_.watchdog_ns, peer, want, seen);
+    report_coll_timeout(a_.mailbox, a_.comm_id, a_.rank, a_.watchdog_ns, peer, want, seen, a_.fault, after_fault);
   }
 
   const Args &a_;

@@ -16,8 +16,8 @@ mpix_mpi_runs(window_identity SUFFIX short NP 2 GPU_NP 2 ARGS --cycles=4096 --ma
 
 # Failing fast: 500 stream epochs queued toward a stopped peer (SIGSTOP) fail within 3 watchdog
 # periods with one report, not one 2 s watchdog per waiting list (1,000 of them); an epoch enqueued
-# after the report was taken waits its own watchdog. The same for 100 queued stream allreduces
-# (host backend; GPU backends end queued collectives by their own watchdog, one per call).
+# after the report was taken waits its own watchdog. The same for 100 queued stream allreduces,
+# behind the communicator's fault word.
 mpix_mpi_program(fail_fast)
 mpix_mpi_runs(fail_fast NP 2 GPU_NP 2 WATCHDOG_MS 2000)
-mpix_mpi_runs(fail_fast SUFFIX collectives NP 2 NO_GPU WATCHDOG_MS 2000 ARGS --epochs=0 --collectives=100)
+mpix_mpi_runs(fail_fast SUFFIX collectives NP 2 GPU_NP 2 WATCHDOG_MS 2000 ARGS --epochs=0 --collectives=100)

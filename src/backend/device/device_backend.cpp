@@ -122,11 +122,28 @@ bool DeviceBackend::take_watchdog_report(WatchdogReport *out, uint32_t window_id
   if (window_id && box->window_id != window_id) return false;
   *out = WatchdogReport{box->window_id, box->peer, box->reason, box->expected, box->observed};
   box->fired = 0;
-  if (out->reason == work::kWaitPost || out->reason == work::kWaitComplete)
+  if (out->reason == work::kWaitCollective) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = comm_faults_.find(out->window_id); it != comm_faults_.end())
+      reinterpret_cast<volatile uint64_t *>(area_->comm_fault)[it->second] = ++comm_reports_taken_[it->second];
+  } else if (out->reason == work::kWaitPost || out->reason == work::kWaitComplete)
     if (const uint64_t key = table_.key_of(out->window_id))
       if (const uint32_t taken = table_.take_report(key))
         reinterpret_cast<volatile uint64_t *>(area_->fault)[work::window_slot(key)] = taken;
   return true;
+}
+
+// Given at a communicator's first collective and kept: a few words per communicator, as its flags.
+DeviceBackend::CommFault DeviceBackend::comm_fault(uint32_t comm_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = comm_faults_.find(comm_id);
+  if (it == comm_faults_.end()) {
+    if (comm_faults_.size() >= work::kCommFaultWords) return {};
+    const uint32_t index = static_cast<uint32_t>(comm_faults_.size());
+    it = comm_faults_.emplace(comm_id, index).first;
+    comm_reports_taken_.push_back(0);
+  }
+  return {&area_->comm_fault[it->second], comm_reports_taken_[it->second]};
 }
 
 // Every block of an epoch or collective kernel may spin on another process's flags: with n

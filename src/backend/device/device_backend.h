@@ -115,6 +115,13 @@ class DeviceBackend final : public Backend {
     uint32_t taken = 0;
   };
   ListKeys keys_of(const WorkList &list) const;
+  // A communicator's fault word for its collectives (coll::Args::fault) and its reports taken so
+  // far; word null once every one of the area's words serves another communicator.
+  struct CommFault {
+    uint64_t *word = nullptr;
+    uint32_t taken = 0;
+  };
+  CommFault comm_fault(uint32_t comm_id);
   template <class Launch>
   int for_each_launch(const WorkList &list, const ListKeys &keys, uint16_t bits, Launch &&launch);
   int launch_all(void *stream, const WorkList &list, bool user_stream, uint16_t bits = 0);
@@ -158,6 +165,8 @@ class DeviceBackend final : public Backend {
   std::atomic<uint64_t> launches_{0};
   std::mutex tails_mu_;
   std::map<void *, CaptureTail> tails_;  // by stream: the last captured list, while it can be joined
+  std::map<uint32_t, uint32_t> comm_faults_;   // communicator id -> index in area_->comm_fault (under mu_)
+  std::vector<uint32_t> comm_reports_taken_;  // by that index (under mu_)
 };
 
 }  // namespace mpix::gpu

@@ -64,6 +64,10 @@ bool DeviceBackend::has_large_copy(const WorkList &list) const {
 int DeviceBackend::enqueue_collective(void *stream, coll::Args args) {
   const int blocks = static_cast<int>(std::min<uint64_t>(coll_max_blocks_, coll::channel_count(args)));
   args.mailbox = reinterpret_cast<uint64_t>(mailbox_);
+  if (const CommFault cf = comm_fault(args.comm_id); cf.word) {
+    args.fault = reinterpret_cast<uint64_t>(cf.word);
+    args.taken = cf.taken;
+  }
   args.barrier = reinterpret_cast<uint64_t>(barriers_ + 4 * (next_barrier_.fetch_add(1) % kBarrierSlots));
   args.trace = reinterpret_cast<uint64_t>(trace_);
   // The call's block size (src/coll/collectives.cpp), within what the kernel is built for.
