@@ -444,16 +444,77 @@ def rma_section(runs):
 
 # ---- p2p_bench -------------------------------------------------------------------------------------
 
-P2P_WAYS = ("enqueue", "queue", "host_mpi", "rma_stream")  # the columns of round_trip_us, in this order
+P2P_WAYS = ("enqueue", "queue", "host_mpi", "rma_stream", "nccl")  # the ways of a row, in this order
 P2P_RATIOS = (("enqueue", "rma_stream"), ("queue", "rma_stream"))  # the chart's bars, then its line
+P2P_NCCL_RATIO = ("rma_stream", "nccl")  # a further column of every table, where NCCL ran
+# The row lists a p2p_bench file may hold beside round_trip_us: key, unit, the lead of its table.
+P2P_MORE = (
+    ("replayed_round_trip_us", "us",
+     "Replayed (`--graph`): the round trips of one timing captured once into a graph, each replay timed; "
+     "microseconds per round trip."),
+    ("bandwidth_GBs", "GB/s",
+     "Streaming bandwidth (`--bandwidth`), GB/s by message size: per round rank 0 sends a window of "
+     "messages and rank 1 answers with an 8-byte acknowledgement, window x bytes over the slower rank's "
+     "time per round; rma_stream puts a window in one epoch. `over the mailbox`: a two-sided message "
+     "larger than a mailbox, which the library refuses."),
+    ("replayed_bandwidth_GBs", "GB/s",
+     "Streaming bandwidth replayed (`--graph`): the rounds of one timing captured once into a graph, each "
+     "replay timed; GB/s."))
+
+
+def p2p_value(r, way):
+    """A row's number for a way; None where it has none (absent, or the reason there is none)."""
+    v = r.get(way)
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def p2p_cell(r, way):
+    v = r.get(way)
+    return v if isinstance(v, str) else num(v)
 
 
 def p2p_config_text(d):
     c = d.get("config", {})
     host = {"staged": "staged through pinned host memory (the MPI is not taken as GPU-aware)",
             "device": "from the device buffers"}.get(c.get("host_mpi"), c.get("host_mpi", "?"))
-    return "{} round trips per timing, median of {} timings, host_mpi {}, data check {}".format(
-        c.get("iters", "?"), c.get("reps", "?"), host, d.get("data_check", "?"))
+    per = "{} round trips per timing".format(c.get("iters", "?"))
+    if c.get("mode") == "bandwidth":
+        per = ("{} messages and an acknowledgement per round, {} rounds per timing (fewer above 1 MiB per "
+               "round)".format(c.get("window", "?"), c.get("iters", "?")))
+    text = "{}, median of {} timings, host_mpi {}, data check {}".format(
+        per, c.get("reps", "?"), host, d.get("data_check", "?"))
+    nccl = d.get("nccl", {})
+    if nccl.get("status") == "measured":
+        text += ", {}".format(nccl.get("version", "NCCL"))
+    elif nccl.get("status") == "skipped":
+        text += ", NCCL skipped ({})".format(nccl.get("reason", "?"))
+    return text
+
+
+def p2p_table(entries, key, unit, ratios):
+    """The rows of `key` of every file by size (and round), the ratio columns where both ways have numbers,
+    then a column per way that has a number somewhere."""
+    rounds = any("round" in e for e, _ in entries)
+    ways = [w for w in P2P_WAYS if any(p2p_value(r, w) is not None for _, d in entries for r in d.get(key, []))]
+    pairs = [(a, b) for a, b in ratios if a in ways and b in ways]
+    found = []
+    for e, d in entries:
+        for r in d.get(key, []):
+            found.append((r["bytes"], e.get("round", 1), e["file"], r))
+    found.sort(key=lambda x: x[:3])
+    rows = []
+    for size, rnd, name, r in found:
+        rows.append([size_text(size)] + ([str(rnd)] if rounds else []) +
+                    [rat(ratio(p2p_value(r, a), p2p_value(r, b))) for a, b in pairs] + [p2p_cell(r, w) for w in ways])
+    return table(["bytes"] + (["round"] if rounds else []) + ["{}/{}".format(a, b) for a, b in pairs] +
+                 ["{} {}".format(w, unit) for w in ways], rows) + [""]
+
+
+def p2p_absent(entries, key):
+    """The ways whose cells of `key` all say why there is no number (e.g. not capturable)."""
+    cells = [(w, r[w]) for _, d in entries for r in d.get(key, []) for w in P2P_WAYS if w in r]
+    return [w for w in P2P_WAYS if any(c == w for c, _ in cells) and
+            all(isinstance(v, str) for c, v in cells if c == w)]
 
 
 def p2p_section(runs):
@@ -464,43 +525,66 @@ def p2p_section(runs):
             continue
         out += run_header(run, entries)
         ranks = sorted({d.get("config", {}).get("ranks", 2) for _, d in entries})
-        configs = []
-        for _, d in entries:
-            if p2p_config_text(d) not in configs:
-                configs.append(p2p_config_text(d))
-        out += ["{} ranks ({}). Microseconds per round trip of a stream-ordered ping-pong, by message size: "
-                "the round trips enqueued back to back and one stream synchronisation, the slower rank's "
-                "time; {}. A ratio is the two-sided way's time over rma_stream's (above 1: rma_stream took "
-                "less time).".format(" and ".join(str(r) for r in ranks), placement(run, ranks),
-                                     "; ".join(configs)), ""]
-        rounds = any("round" in e for e, _ in entries)
-        ways = [w for w in P2P_WAYS if any(w in r for _, d in entries for r in d["round_trip_us"])]
-        pairs = [(a, b) for a, b in P2P_RATIOS if a in ways and b in ways]
-        found = []
-        for e, d in entries:
-            for r in d["round_trip_us"]:
-                found.append((r["bytes"], e.get("round", 1), e["file"], r))
-        found.sort(key=lambda x: x[:3])
-        rows = []
-        for size, rnd, name, r in found:
-            rows.append([size_text(size)] + ([str(rnd)] if rounds else []) +
-                        [rat(ratio(r.get(a), r.get(b))) for a, b in pairs] + [num(r.get(w)) for w in ways])
-        out += table(["bytes"] + (["round"] if rounds else []) + ["{}/{}".format(a, b) for a, b in pairs] +
-                     ["{} us".format(w) for w in ways], rows) + [""]
-        e0, d0 = entries[0]
-        bar, line = (p2p_series(d0, pair) if pair in pairs else None for pair in P2P_RATIOS)
-        if bar or line:
-            what = " and ".join("{} / {} ({})".format(a, b, kind) for (a, b), kind, v in
-                                zip(P2P_RATIOS, ("bars", "line"), (bar, line)) if v)
-            out += chart("p2p_bench {}: {}, round trip, {}".format(run.name, what, e0["file"]),
-                         [size_text(r["bytes"]) for r in d0["round_trip_us"]], "time ratio", bar, line, 1.0)
-            out += [""]
+        latency = [(e, d) for e, d in entries if d.get("round_trip_us")]
+        if latency:
+            out += p2p_latency(run, latency, ranks, p2p_configs(latency))
+        else:
+            out += ["{} ranks ({}).".format(" and ".join(str(r) for r in ranks), placement(run, ranks)), ""]
+        described = [e["file"] for e, _ in latency]  # files whose configuration the page has given
+        for key, unit, lead in P2P_MORE:
+            block = [(e, d) for e, d in entries if d.get(key)]
+            if not block:
+                continue
+            absent = p2p_absent(block, key)
+            fresh = [(e, d) for e, d in block if e["file"] not in described]
+            described += [e["file"] for e, _ in fresh]
+            out += [lead + ("".join(" {}.".format(c) for c in p2p_configs(fresh))) +
+                    (" No column: {} ({}).".format(", ".join(absent), p2p_reasons(block, key, absent))
+                     if absent else ""), ""]
+            out += p2p_table(block, key, unit, (P2P_NCCL_RATIO,))
+    return out
+
+
+def p2p_configs(entries):
+    """The files' configuration texts, each once, in order."""
+    configs = []
+    for _, d in entries:
+        if p2p_config_text(d) not in configs:
+            configs.append(p2p_config_text(d))
+    return configs
+
+
+def p2p_reasons(entries, key, ways):
+    """The reasons the files give for the ways' missing numbers, as one text."""
+    reasons = sorted({r[w] for _, d in entries for r in d.get(key, []) for w in ways if isinstance(r.get(w), str)})
+    return ", ".join(reasons)
+
+
+def p2p_latency(run, entries, ranks, configs):
+    """The eager round trips: the table, then the chart of the first file's ratios."""
+    nccl = any(p2p_value(r, "nccl") is not None for _, d in entries for r in d["round_trip_us"])
+    out = ["{} ranks ({}). Microseconds per round trip of a stream-ordered ping-pong, by message size: "
+           "the round trips enqueued back to back and one stream synchronisation, the slower rank's "
+           "time; {}. A ratio is the two-sided way's time over rma_stream's (above 1: rma_stream took "
+           "less time){}.".format(" and ".join(str(r) for r in ranks), placement(run, ranks), "; ".join(configs),
+                                  ", and rma_stream's over NCCL's" if nccl else ""), ""]
+    out += p2p_table(entries, "round_trip_us", "us", P2P_RATIOS + (P2P_NCCL_RATIO,))
+    ways = [w for w in P2P_WAYS if any(w in r for _, d in entries for r in d["round_trip_us"])]
+    pairs = [(a, b) for a, b in P2P_RATIOS if a in ways and b in ways]
+    e0, d0 = entries[0]
+    bar, line = (p2p_series(d0, pair) if pair in pairs else None for pair in P2P_RATIOS)
+    if bar or line:
+        what = " and ".join("{} / {} ({})".format(a, b, kind) for (a, b), kind, v in
+                            zip(P2P_RATIOS, ("bars", "line"), (bar, line)) if v)
+        out += chart("p2p_bench {}: {}, round trip, {}".format(run.name, what, e0["file"]),
+                     [size_text(r["bytes"]) for r in d0["round_trip_us"]], "time ratio", bar, line, 1.0)
+        out += [""]
     return out
 
 
 def p2p_series(d, pair):
     """One file's time ratio of a pair of ways by size, where every size has both."""
-    values = [ratio(r.get(pair[0]), r.get(pair[1])) for r in d["round_trip_us"]]
+    values = [ratio(p2p_value(r, pair[0]), p2p_value(r, pair[1])) for r in d["round_trip_us"]]
     return values if values and all(v is not None for v in values) else None
 
 
@@ -717,8 +801,11 @@ def ab_metrics(benchmark, d):
         ratios, times, _ = rma_rows(d)
         return times + ratios
     if benchmark == "p2p_bench":
-        return [("{}: {} round trip us".format(size_text(r["bytes"]), w), r[w])
-                for r in d["round_trip_us"] for w in P2P_WAYS if w in r]
+        return [("{}: {} {}".format(size_text(r["bytes"]), w, what), p2p_value(r, w))
+                for key, what in (("round_trip_us", "round trip us"),
+                                  ("replayed_round_trip_us", "replayed round trip us"),
+                                  ("bandwidth_GBs", "GB/s"), ("replayed_bandwidth_GBs", "replayed GB/s"))
+                for r in d.get(key, []) for w in P2P_WAYS if p2p_value(r, w) is not None]
     if benchmark == "dtype_bench":
         block = size_text(d["block"])
         return [("{} blocks: vector-type put us".format(block), d.get("vector_us")),
@@ -969,10 +1056,13 @@ def describe(benchmark, d):
             ", --graph" if c.get("graph") else "", c.get("put_bytes", 8),
             ", ".join(str(b["mib"]) for b in d.get("bandwidth", [])) or "-")
     if benchmark == "p2p_bench":
-        sizes = [r["bytes"] for r in d["round_trip_us"]]
-        ways = [w for w in P2P_WAYS if any(w in r for r in d["round_trip_us"])]
-        return "p2p_bench, {} ranks, {} to {}, {}".format(
-            d.get("config", {}).get("ranks", 2), size_text(min(sizes)), size_text(max(sizes)), ", ".join(ways))
+        rows = d.get("round_trip_us") or d.get("bandwidth_GBs", [])
+        sizes = [r["bytes"] for r in rows]
+        ways = [w for w in P2P_WAYS if any(w in r for r in rows)]
+        flags = "".join(s for f, s in ((d.get("bandwidth_GBs"), ", --bandwidth"),
+                                       (d.get("config", {}).get("graph"), ", --graph")) if f)
+        return "p2p_bench, {} ranks{}, {} to {}, {}".format(
+            d.get("config", {}).get("ranks", 2), flags, size_text(min(sizes)), size_text(max(sizes)), ", ".join(ways))
     if benchmark == "coll_bench":
         res = d["results"]
         return "coll_bench, {} ranks, {}, {} to {}, {}".format(

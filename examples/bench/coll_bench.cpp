@@ -40,6 +40,9 @@
 
 namespace {
 
+using bench::Timing;
+using bench::timed_eager;
+using bench::timed_graph;
 using coll_bench::Coll;
 
 struct Options {
@@ -230,39 +233,6 @@ struct Result {
   bool correct;
 };
 
-// Seconds per call of `reps` timings of `once()` (each returns one): median, fastest, slowest.
-struct Timing {
-  double median, min, max;
-};
-template <typename Once>
-Timing repeated(int reps, Once &&once) {
-  std::vector<double> t(static_cast<size_t>(reps));
-  for (double &v : t) v = once();
-  std::sort(t.begin(), t.end());
-  const size_t m = t.size() / 2;
-  return {t.size() % 2 ? t[m] : (t[m - 1] + t[m]) / 2, t.front(), t.back()};
-}
-
-// `iters` calls back to back, `reps` times.
-template <typename F>
-Timing timed_eager(int iters, int reps, void *stream, F &&enqueue) {
-  return repeated(reps, [&] { return bench::timed(iters, stream, enqueue); });
-}
-
-// The same calls captured into one graph once, which is replayed `reps` times, each replay timed.
-template <typename F>
-Timing timed_graph(int iters, int reps, void *stream, F &&enqueue) {
-  xdev::stream_begin_capture(stream);
-  for (int i = 0; i < iters; ++i) enqueue();
-  void *graph = xdev::stream_end_capture(stream);
-  xdev::graph_launch(graph, stream);  // warm-up replay (uploads the graph)
-  xdev::stream_sync(stream);
-  const Timing t =
-      repeated(reps, [&] { return bench::timed(1, stream, [&] { xdev::graph_launch(graph, stream); }) / iters; });
-  xdev::graph_destroy(graph);
-  return t;
-}
-
 }  // namespace
 
 // The collectives' protocol setting of the run (auto unless MPIX_ST_COLL_PROTOCOL names one).
@@ -313,8 +283,7 @@ int main(int argc, char **argv) {
       const Sizes s = sizes_of(c, bytes, n);
       if (s.count == 0) continue;
       const size_t real_bytes = (c == Coll::allgather || c == Coll::alltoall ? s.count * n : s.count) * sizeof(float);
-      const int iters = real_bytes <= (1u << 20) ? o.iters
-                                                 : std::max(5, int(double(o.iters) * (1 << 20) / double(real_bytes)));
+      const int iters = bench::iters_for(real_bytes, o.iters);
       auto record = [&](const std::string &impl, const std::string &algo, Timing t, bool ok) {
         const double sec = t.median;
         Result r{coll_name(c), impl, algo, real_bytes, iters, sec * 1e6, t.min * 1e6, t.max * 1e6,

@@ -1,4 +1,5 @@
-// p2p_bench: stream-ordered ping-pong between two ranks, per message size, four ways in one run:
+// p2p_bench: stream-ordered point-to-point messages between two ranks, per message size, every way in
+// one run:
 //   enqueue     MPIX_Isend_enqueue / MPIX_Irecv_enqueue / MPIX_Waitall_enqueue on a stream
 //               communicator (MPICH's spelling; where mpix-st defines it)
 //   queue       MPIX_Enqueue_send / MPIX_Enqueue_recv / MPIX_Enqueue_start / MPIX_Enqueue_wait on an
@@ -6,24 +7,56 @@
 //   host_mpi    MPI_Isend / MPI_Irecv after a stream synchronisation, from the device buffers where
 //               the MPI reads them (xdev::mpi_reads_device_memory), else staged through pinned memory
 //   rma_stream  stream epochs as rma_bench's (MPIX_Win_post_stream, MPI_Win_start with
-//               MPIX_MODE_STREAM, MPI_Put, MPIX_Win_complete_stream, MPIX_Win_wait_stream), one put
-//               per hop: rank 1 puts the pong after its wait for the ping
-// Per size and way: --iters round trips enqueued back to back and one stream synchronisation, the
-// slower rank's time per round trip; the median of --reps such repetitions. Sizes run from
-// --min-bytes to the largest two-sided message (doc/guide/two-sided.md), times --step. After each
-// way the last message received must hold the peer's pattern (exit 1 otherwise).
+//               MPIX_MODE_STREAM, MPI_Put, MPIX_Win_complete_stream, MPIX_Win_wait_stream), one epoch
+//               per hop: rank 1 puts its answer after its wait for rank 0's epoch
+//   nccl        ncclSend / ncclRecv on a communicator of both ranks (a hop's messages as one NCCL
+//               group), where the CUDA build found NCCL (p2p_vendor_nccl.cpp). NCCL takes one rank per
+//               GPU: where the ranks share one, or NCCL fails to start, the run prints
+//               "nccl: skipped (why)", says so in the JSON, and goes on without it.
+// Every way runs rounds on the stream: rank 0 sends, rank 1 receives all of it and then answers with
+// one message.
+//   Latency (the default): a round is a round trip, one message of the size each way. Sizes run from
+//   --min-bytes to the largest two-sided message (a mailbox, doc/guide/two-sided.md), times --step.
+//   Bandwidth (--bandwidth): a round is --window messages of the size from rank 0, into consecutive
+//   slices of rank 1's buffer, then an 8-byte acknowledgement back; GB/s = window x bytes / time per
+//   round. rma_stream puts the window in one epoch, as its latency round trip has one epoch per hop
+//   (an epoch per message would make every message wait for its own post). Sizes run up to
+//   --max-bytes (default 256 MiB on GPUs, 1 MiB on the host backend); the two-sided ways stop at the
+//   mailbox (cells above it: "over the mailbox"). Above 1 MiB per round a timing has fewer rounds
+//   (bench::iters_for, as coll_bench: about --iters MiB, at least 5); the rows say how many.
+// Timing, both modes: the rounds enqueued back to back and one stream synchronisation, the slower
+// rank's time per round, after --warmup rounds (at most a timing's); the median of --reps such timings
+// (bench::timed_eager, as coll_bench: of an even count, the mean of the middle two).
+// --graph: the ways that can be captured (rma_stream, nccl) are also captured once, the rounds of one
+// timing into one graph (bench::timed_graph, as coll_bench --graph), and each replay timed: replayed
+// columns beside the eager ones. enqueue and queue cannot be captured yet (the library refuses
+// two-sided calls under capture with MPI_ERR_UNSUPPORTED_OPERATION) and host_mpi is host work: they
+// are reported "not capturable".
+// Data: after each way, eagerly and again after its replays, every message received in the last round
+// must hold the peer's pattern (exit 1 otherwise).
+// Output: the configuration, then a row per size (replayed columns only for the ways that can be
+// captured; a cell without a value reads "-"; the reasons on lines above the table).
+// JSON (--json FILE): "config" (with "mode", "graph", and in bandwidth mode "window" and "ack_bytes"),
+// "nccl" ({"status": "measured", "version"}, {"status": "skipped", "reason"} or {"status": "not
+// built"}), "data_check", then rows by size: "round_trip_us" (latency, eager: the schema of earlier
+// runs) and, with --graph, "replayed_round_trip_us"; or "bandwidth_GBs" and "replayed_bandwidth_GBs",
+// whose rows add "rounds". A row is {"bytes": B, "<way>": value, ...}, the value a number or the reason
+// there is none ("not capturable", "over the mailbox").
 // Usage: mpiexec -n 2 p2p_bench [--iters N] [--reps N] [--warmup N] [--min-bytes B] [--max-bytes B]
-//                               [--step F] [--json FILE]
+//                               [--step F] [--bandwidth] [--window N] [--graph] [--json FILE]
 #include <mpix/mpix_st.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bench_common.h"
+#include "p2p_vendor.h"
 #include "xdev.h"
 
 namespace {
@@ -32,15 +65,26 @@ namespace {
 // MPIX_ST_P2P_SLOT_KIB (decimal KiB, as the library reads it) sets it.
 constexpr size_t kMailboxBytesHost = size_t(16) << 10;
 constexpr size_t kMailboxBytesGpu = size_t(1) << 20;
+bool host_backend() { return std::strcmp(MPIX_St_backend_name(), "host") == 0; }
 size_t mailbox_bytes() {
   const char *kib = std::getenv("MPIX_ST_P2P_SLOT_KIB");
   if (kib && *kib && std::strspn(kib, "0123456789") == std::strlen(kib)) return std::strtoull(kib, nullptr, 10) << 10;
-  return std::strcmp(MPIX_St_backend_name(), "host") == 0 ? kMailboxBytesHost : kMailboxBytesGpu;
+  return host_backend() ? kMailboxBytesHost : kMailboxBytesGpu;
 }
 
+// Bandwidth mode: the default largest size, and the acknowledgement closing a round.
+constexpr size_t kBandwidthMaxGpu = size_t(256) << 20;
+constexpr size_t kBandwidthMaxHost = size_t(1) << 20;
+constexpr int kAckBytes = 8;
+
+// Why a cell has no value.
+constexpr const char *kOverMailbox = "over the mailbox";
+constexpr const char *kNotCapturable = "not capturable";
+
 struct Options {
-  int iters = 100, reps = 5, warmup = 10, step = 4;
-  size_t min_bytes = 8, max_bytes = 0;  // 0: the mailbox size
+  int iters = 100, reps = 5, warmup = 10, step = 4, window = 8;
+  size_t min_bytes = 8, max_bytes = 0;  // 0: the mailbox (latency), kBandwidthMax* (bandwidth)
+  bool bandwidth = false, graph = false;
   std::string json;
 };
 
@@ -53,8 +97,11 @@ Options parse(int argc, char **argv) {
     else if (a == "--reps") o.reps = std::max(1, std::atoi(next().c_str()));
     else if (a == "--warmup") o.warmup = std::max(0, std::atoi(next().c_str()));
     else if (a == "--step") o.step = std::max(2, std::atoi(next().c_str()));
+    else if (a == "--window") o.window = std::max(1, std::atoi(next().c_str()));
     else if (a == "--min-bytes") o.min_bytes = std::max<size_t>(1, std::strtoull(next().c_str(), nullptr, 10));
     else if (a == "--max-bytes") o.max_bytes = std::strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--bandwidth") o.bandwidth = true;
+    else if (a == "--graph") o.graph = true;
     else if (a == "--json") o.json = next();
     else {
       std::fprintf(stderr, "p2p_bench: unknown option %s\n", a.c_str());
@@ -62,6 +109,25 @@ Options parse(int argc, char **argv) {
     }
   }
   return o;
+}
+
+// Fills in the default largest size; false (with a message from rank 0) where the sizes cannot run:
+// latency rows are one message of every way, so they end at the mailbox; counts are ints.
+bool settle_sizes(Options &o, size_t mailbox, int rank) {
+  if (o.max_bytes == 0) o.max_bytes = !o.bandwidth ? mailbox : host_backend() ? kBandwidthMaxHost : kBandwidthMaxGpu;
+  const size_t limit = o.bandwidth ? size_t(INT_MAX) : mailbox;
+  if (o.max_bytes <= limit && o.min_bytes <= o.max_bytes) return true;
+  if (rank == 0)
+    std::fprintf(stderr, "p2p_bench: sizes must lie in [1, %zu] (%s)\n", limit,
+                 o.bandwidth ? "a count of bytes in an int" : "one two-sided message on this backend");
+  return false;
+}
+
+std::vector<size_t> size_list(const Options &o) {
+  std::vector<size_t> sizes;
+  for (size_t b = o.min_bytes; b < o.max_bytes; b *= o.step) sizes.push_back(b);
+  sizes.push_back(o.max_bytes);
+  return sizes;
 }
 
 // What every way uses: this rank, its stream, device buffers, and each way's communicator.
@@ -74,71 +140,110 @@ struct Pair {
   MPIX_Queue queue = MPIX_QUEUE_NULL;
   MPI_Win win = MPI_WIN_NULL;
   MPI_Group peer_group = MPI_GROUP_NULL;
+  p2p_bench::Vendor *vendor = nullptr;  // NCCL, where built and started
+  std::vector<MPI_Request> requests;    // one round's (made once: no allocation in a timed round)
 };
 
-// One round trip of each way (rank 0 pings, rank 1 answers), enqueued where the way allows.
+// One round of every way: rank 0 sends `count` messages of `bytes` (message k lands at k * bytes in
+// rank 1's receive buffer or window), rank 1 receives them all, then answers with one message of
+// `reply` bytes. A latency round trip is {n, 1, n}; a bandwidth round {n, window, kAckBytes}.
+struct Round {
+  int bytes, count, reply;
+};
+
+// This rank's part of a round: `in` messages of `in_bytes` received, `out` of `out_bytes` sent.
+struct Side {
+  int in, in_bytes, out, out_bytes;
+};
+Side side_of(const Pair &p, const Round &r) {
+  return p.rank == 0 ? Side{1, r.reply, r.count, r.bytes} : Side{r.count, r.bytes, 1, r.reply};
+}
+
+// Each way's round: rank 0 sends then receives, rank 1 receives then sends, enqueued where the way
+// allows. One tag: the two directions use separate channels (and mailboxes) anyway.
 constexpr int kTag = 0;
 
-void enqueue_round_trip(const Pair &p, int n) {
+void enqueue_round(Pair &p, const Round &r) {
 #ifdef MPIX_ST_DEFINES_MPIX_STREAM
-  MPI_Request r[2];
+  const Side s = side_of(p, r);
+  MPI_Request *q = p.requests.data();
+  auto sends = [&](MPI_Request *at) {
+    for (int k = 0; k < s.out; ++k)
+      MPIX_Isend_enqueue(p.send, s.out_bytes, MPI_BYTE, p.peer, kTag, p.stream_comm, &at[k]);
+  };
+  auto recvs = [&](MPI_Request *at) {
+    for (int k = 0; k < s.in; ++k)
+      MPIX_Irecv_enqueue(p.recv + size_t(k) * s.in_bytes, s.in_bytes, MPI_BYTE, p.peer, kTag, p.stream_comm, &at[k]);
+  };
   if (p.rank == 0) {
-    MPIX_Isend_enqueue(p.send, n, MPI_BYTE, p.peer, kTag, p.stream_comm, &r[0]);
-    MPIX_Irecv_enqueue(p.recv, n, MPI_BYTE, p.peer, kTag, p.stream_comm, &r[1]);
-    MPIX_Waitall_enqueue(2, r, MPI_STATUSES_IGNORE);  // frees the requests
+    sends(q);
+    recvs(q + s.out);
+    MPIX_Waitall_enqueue(s.out + s.in, q, MPI_STATUSES_IGNORE);  // frees the requests
   } else {
-    MPIX_Irecv_enqueue(p.recv, n, MPI_BYTE, p.peer, kTag, p.stream_comm, &r[0]);
-    MPIX_Wait_enqueue(&r[0], MPI_STATUS_IGNORE);
-    MPIX_Isend_enqueue(p.send, n, MPI_BYTE, p.peer, kTag, p.stream_comm, &r[1]);
-    MPIX_Wait_enqueue(&r[1], MPI_STATUS_IGNORE);  // a send: nothing on the stream, frees the request
+    recvs(q);
+    MPIX_Waitall_enqueue(s.in, q, MPI_STATUSES_IGNORE);
+    sends(q + s.in);
+    MPIX_Waitall_enqueue(s.out, q + s.in, MPI_STATUSES_IGNORE);  // sends: nothing on the stream, frees them
   }
 #else
-  (void)p, (void)n;
+  (void)p, (void)r;
 #endif
 }
 
-void queue_round_trip(const Pair &p, int n) {
-  MPI_Request r[2];
+void queue_round(Pair &p, const Round &r) {
+  const Side s = side_of(p, r);
+  MPI_Request *q = p.requests.data();
+  auto sends = [&](MPI_Request *at) {
+    for (int k = 0; k < s.out; ++k)
+      MPIX_Enqueue_send(p.send, s.out_bytes, MPI_BYTE, p.peer, kTag, p.queue_comm, p.queue, &at[k]);
+  };
+  auto recvs = [&](MPI_Request *at) {
+    for (int k = 0; k < s.in; ++k)
+      MPIX_Enqueue_recv(p.recv + size_t(k) * s.in_bytes, s.in_bytes, MPI_BYTE, p.peer, kTag, p.queue_comm, p.queue,
+                        &at[k]);
+  };
   if (p.rank == 0) {
-    MPIX_Enqueue_send(p.send, n, MPI_BYTE, p.peer, kTag, p.queue_comm, p.queue, &r[0]);
-    MPIX_Enqueue_recv(p.recv, n, MPI_BYTE, p.peer, kTag, p.queue_comm, p.queue, &r[1]);
+    sends(q);
+    recvs(q + s.out);
     MPIX_Enqueue_start(p.queue);
     MPIX_Enqueue_wait(p.queue);
   } else {
-    MPIX_Enqueue_recv(p.recv, n, MPI_BYTE, p.peer, kTag, p.queue_comm, p.queue, &r[0]);
+    recvs(q);
     MPIX_Enqueue_start(p.queue);  // no sends: nothing on the stream
     MPIX_Enqueue_wait(p.queue);
-    MPIX_Enqueue_send(p.send, n, MPI_BYTE, p.peer, kTag, p.queue_comm, p.queue, &r[1]);
+    sends(q + s.in);
     MPIX_Enqueue_start(p.queue);
   }
   // The stream completes them; freed requests go on until their lists ran (MPIX_Enqueue_send(3)).
-  MPI_Request_free(&r[0]);
-  MPI_Request_free(&r[1]);
+  for (int k = 0; k < s.in + s.out; ++k) MPI_Request_free(&q[k]);
 }
 
-void host_round_trip(const Pair &p, int n) {
+void host_round(Pair &p, const Round &r) {
+  const Side s = side_of(p, r);
   const bool staged = p.host_send != nullptr;
-  MPI_Request r[2];
-  auto recv = [&] { MPI_Irecv(staged ? p.host_recv : p.recv, n, MPI_BYTE, p.peer, kTag, MPI_COMM_WORLD, &r[0]); };
-  auto send = [&] {
-    xdev::stream_sync(p.stream);  // the data is the stream's: what was enqueued before must have run
-    if (staged) xdev::copy_to_host(p.host_send, p.send, n);
-    MPI_Isend(staged ? p.host_send : p.send, n, MPI_BYTE, p.peer, kTag, MPI_COMM_WORLD, &r[1]);
-  };
-  recv();
+  char *send = staged ? p.host_send : p.send, *recv = staged ? p.host_recv : p.recv;
+  const size_t received = size_t(s.in) * s.in_bytes;
+  MPI_Request *q = p.requests.data();
+  for (int k = 0; k < s.in; ++k)
+    MPI_Irecv(recv + size_t(k) * s.in_bytes, s.in_bytes, MPI_BYTE, p.peer, kTag, MPI_COMM_WORLD, &q[k]);
   if (p.rank == 1) {
-    MPI_Wait(&r[0], MPI_STATUS_IGNORE);
-    if (staged) xdev::copy_to_device(p.recv, p.host_recv, n);
+    MPI_Waitall(s.in, q, MPI_STATUSES_IGNORE);
+    if (staged) xdev::copy_to_device(p.recv, p.host_recv, received);
   }
-  send();
-  MPI_Waitall(2, r, MPI_STATUSES_IGNORE);  // rank 1: r[0] is null by now
-  if (p.rank == 0 && staged) xdev::copy_to_device(p.recv, p.host_recv, n);
+  xdev::stream_sync(p.stream);  // the data is the stream's: what was enqueued before must have run
+  if (staged) xdev::copy_to_host(p.host_send, p.send, s.out_bytes);
+  for (int k = 0; k < s.out; ++k)
+    MPI_Isend(send, s.out_bytes, MPI_BYTE, p.peer, kTag, MPI_COMM_WORLD, &q[s.in + k]);  // one buffer, read only
+  MPI_Waitall(s.in + s.out, q, MPI_STATUSES_IGNORE);  // rank 1: its receives are null by now
+  if (p.rank == 0 && staged) xdev::copy_to_device(p.recv, p.host_recv, received);
 }
 
-void rma_round_trip(const Pair &p, int n) {
+void rma_round(Pair &p, const Round &r) {
+  const Side s = side_of(p, r);
   auto put = [&] {
     MPI_Win_start(p.peer_group, MPIX_MODE_STREAM, p.win);
-    MPI_Put(p.send, n, MPI_BYTE, p.peer, 0, n, MPI_BYTE, p.win);
+    for (int k = 0; k < s.out; ++k)
+      MPI_Put(p.send, s.out_bytes, MPI_BYTE, p.peer, MPI_Aint(k) * s.out_bytes, s.out_bytes, MPI_BYTE, p.win);
     MPIX_Win_complete_stream(p.win, p.stream);
   };
   MPIX_Win_post_stream(p.peer_group, p.win, p.stream);
@@ -147,30 +252,186 @@ void rma_round_trip(const Pair &p, int n) {
   if (p.rank == 1) put();
 }
 
-struct Way {
-  const char *name;
-  void (*round_trip)(const Pair &, int);
-  bool into_window;  // where the received data lands
-};
-
-// Median over o.reps of the slower rank's microseconds per round trip; *ok: the data arrived.
-double measure(const Pair &p, const Options &o, const Way &w, int n, int pattern, bool *ok) {
-  xdev::fill(p.send, pattern + p.rank, n);
-  xdev::fill(w.into_window ? p.win_buf : p.recv, 0, n);
-  auto body = [&] { w.round_trip(p, n); };
-  if (o.warmup > 0) bench::timed(o.warmup, p.stream, body);
-  std::vector<double> us;
-  for (int r = 0; r < o.reps; ++r) us.push_back(bench::timed(o.iters, p.stream, body) * 1e6);
-  std::sort(us.begin(), us.end());
-  std::vector<char> got(n);
-  xdev::copy_to_host(got.data(), w.into_window ? p.win_buf : p.recv, n);
-  *ok = std::all_of(got.begin(), got.end(), [&](char c) { return c == static_cast<char>(pattern + p.peer); });
-  return us[us.size() / 2];
+void nccl_round(Pair &p, const Round &r) {
+  const Side s = side_of(p, r);
+  auto send = [&] { p.vendor->send(p.send, s.out_bytes, s.out, p.peer, p.stream); };
+  auto recv = [&] { p.vendor->recv(p.recv, s.in_bytes, s.in, p.peer, p.stream); };
+  if (p.rank == 0) {
+    send();
+    recv();
+  } else {
+    recv();
+    send();
+  }
 }
 
-void write_json(const std::string &path, const Options &o, const std::vector<Way> &ways,
-                const std::vector<size_t> &sizes, const std::vector<std::vector<double>> &us, size_t mailbox,
-                bool staged, bool ok) {
+struct Way {
+  const char *name;
+  void (*round)(Pair &, const Round &);
+  bool into_window;  // where the received data lands
+  bool two_sided;    // a message takes at most one mailbox
+  bool capturable;   // can be captured into a graph (--graph)
+};
+
+// A table cell: a value (us per round trip, or GB/s), or why there is none.
+struct Cell {
+  double value = 0;
+  const char *none = nullptr;
+};
+
+struct Row {
+  size_t bytes;
+  int rounds;
+  std::vector<Cell> eager, replayed;  // replayed: empty without --graph
+};
+
+char *received_area(const Pair &p, const Way &w) { return w.into_window ? p.win_buf : p.recv; }
+
+// Whether every message this rank received in the last round holds the peer's pattern.
+bool arrived(const Pair &p, const Way &w, const Side &s, int pattern) {
+  std::vector<char> got(size_t(s.in) * s.in_bytes);
+  xdev::copy_to_host(got.data(), received_area(p, w), got.size());
+  return std::all_of(got.begin(), got.end(), [&](char c) { return c == static_cast<char>(pattern + p.peer); });
+}
+
+// Seconds per round, eager and (replayed >= 0) replayed; ok: the data arrived both times.
+struct Times {
+  double eager = 0, replayed = -1;
+  bool ok = true;
+};
+
+Times measure(Pair &p, const Options &o, const Way &w, const Round &r, int rounds, int pattern) {
+  const Side s = side_of(p, r);
+  const size_t received = size_t(s.in) * s.in_bytes;
+  auto body = [&] { w.round(p, r); };
+  xdev::fill(p.send, pattern + p.rank, s.out_bytes);
+  xdev::fill(received_area(p, w), 0, received);
+  if (o.warmup > 0) bench::timed(std::min(o.warmup, rounds), p.stream, body);
+  Times t;
+  t.eager = bench::timed_eager(rounds, o.reps, p.stream, body).median;
+  t.ok = arrived(p, w, s, pattern);
+  if (o.graph && w.capturable) {
+    xdev::fill(received_area(p, w), 0, received);  // what the replays deliver, not the eager rounds
+    t.replayed = bench::timed_graph(rounds, o.reps, p.stream, body).median;
+    t.ok = arrived(p, w, s, pattern) && t.ok;
+  }
+  return t;
+}
+
+// The figure of a round taking `sec`: us per round trip, or GB/s of rank 0's messages.
+Cell cell_of(const Options &o, const Round &r, double sec) {
+  return {o.bandwidth ? double(r.count) * r.bytes / sec / 1e9 : sec * 1e6, nullptr};
+}
+
+// One size, every way; *ok turns false where a way's data did not arrive.
+Row measure_size(Pair &p, const Options &o, const std::vector<Way> &ways, size_t bytes, size_t mailbox, bool *ok) {
+  const int n = static_cast<int>(bytes);
+  const Round r = o.bandwidth ? Round{n, o.window, kAckBytes} : Round{n, 1, n};
+  Row row{bytes, o.bandwidth ? bench::iters_for(size_t(o.window) * bytes, o.iters) : o.iters, {}, {}};
+  for (size_t w = 0; w < ways.size(); ++w) {
+    const Way &way = ways[w];
+    const bool refused = way.two_sided && bytes > mailbox;  // by the library: no measurement, no failure
+    const Times t = refused ? Times{} : measure(p, o, way, r, row.rounds, 1 + 2 * static_cast<int>(w));
+    *ok = *ok && t.ok;
+    row.eager.push_back(refused ? Cell{0, kOverMailbox} : cell_of(o, r, t.eager));
+    if (!o.graph) continue;
+    if (!way.capturable) row.replayed.push_back({0, kNotCapturable});
+    else row.replayed.push_back(refused ? Cell{0, kOverMailbox} : cell_of(o, r, t.replayed));
+  }
+  return row;
+}
+
+// ---- output (rank 0) ---------------------------------------------------------------------------------
+
+std::string nccl_text(const p2p_bench::VendorChoice &v) {
+  return v.vendor ? v.vendor->name() : v.built ? "skipped" : "not built";
+}
+
+// The names of the ways whose `property` is `value`, comma-separated.
+std::string names_where(const std::vector<Way> &ways, bool Way::*property, bool value) {
+  std::string out;
+  for (const Way &w : ways)
+    if (w.*property == value) out += (out.empty() ? "" : ", ") + std::string(w.name);
+  return out;
+}
+
+void print_header(const Options &o, const std::vector<Way> &ways, const std::vector<size_t> &sizes, size_t mailbox,
+                  bool staged, const p2p_bench::VendorChoice &nccl) {
+  std::printf("p2p_bench backend=%s ranks=2 bytes=%zu..%zu (x%d) iters=%d reps=%d warmup=%d host=%s mailbox=%zu",
+              MPIX_St_backend_name(), sizes.front(), sizes.back(), o.step, o.iters, o.reps, o.warmup,
+              staged ? "staged" : "direct", mailbox);
+  std::printf(" mode=%s", o.bandwidth ? "bandwidth" : "latency");
+  if (o.bandwidth) std::printf(" window=%d ack=%d", o.window, kAckBytes);
+  std::printf(" graph=%s nccl=%s\n", o.graph ? "yes" : "no", nccl_text(nccl).c_str());
+  if (!nccl.skipped.empty()) std::printf("nccl: skipped (%s)\n", nccl.skipped.c_str());
+  if (o.bandwidth)
+    std::printf("bandwidth (GB/s) = window x bytes / time per round, median of %d repetitions of `rounds` "
+                "back-to-back rounds (%d, fewer above 1 MiB per round)\n", o.reps, o.iters);
+  else
+    std::printf("round trip (us), median of %d repetitions of %d back-to-back round trips\n", o.reps, o.iters);
+  const std::string two_sided = names_where(ways, &Way::two_sided, true);
+  if (o.bandwidth && sizes.back() > mailbox && !two_sided.empty())
+    std::printf("-: over the mailbox (%s: messages of at most %zu bytes)\n", two_sided.c_str(), mailbox);
+  if (o.graph)
+    std::printf("after |: replayed, the rounds of a timing captured once into a graph; not capturable: %s\n",
+                names_where(ways, &Way::capturable, false).c_str());
+  std::printf("%10s", "bytes");
+  if (o.bandwidth) std::printf(" %7s", "rounds");
+  for (const Way &w : ways) std::printf(" %10s", w.name);
+  if (o.graph) std::printf(" |");
+  for (const Way &w : ways)
+    if (o.graph && w.capturable) std::printf(" %10s", w.name);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void print_row(const Options &o, const std::vector<Way> &ways, const Row &row) {
+  auto cell = [&](const Cell &c) {  // GB/s of small messages need the third digit
+    if (c.none) std::printf(" %10s", "-");
+    else std::printf(o.bandwidth ? " %10.3f" : " %10.2f", c.value);
+  };
+  std::printf("%10zu", row.bytes);
+  if (o.bandwidth) std::printf(" %7d", row.rounds);
+  for (const Cell &c : row.eager) cell(c);
+  if (o.graph) std::printf(" |");
+  for (size_t w = 0; w < row.replayed.size(); ++w)
+    if (ways[w].capturable) cell(row.replayed[w]);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+std::string json_string(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  return out + "\"";
+}
+
+void write_nccl_json(FILE *f, const p2p_bench::VendorChoice &v) {
+  if (v.vendor) std::fprintf(f, "  \"nccl\": {\"status\": \"measured\", \"version\": %s},\n",
+                             json_string(v.vendor->name()).c_str());
+  else if (v.built) std::fprintf(f, "  \"nccl\": {\"status\": \"skipped\", \"reason\": %s},\n",
+                                 json_string(v.skipped).c_str());
+  else std::fprintf(f, "  \"nccl\": {\"status\": \"not built\"},\n");
+}
+
+void write_rows_json(FILE *f, const char *key, const std::vector<Way> &ways, const std::vector<Row> &rows,
+                     bool replayed, bool with_rounds) {
+  std::fprintf(f, ",\n  \"%s\": [", key);
+  for (size_t s = 0; s < rows.size(); ++s) {
+    std::fprintf(f, "%s\n    {\"bytes\": %zu", s ? "," : "", rows[s].bytes);
+    if (with_rounds) std::fprintf(f, ", \"rounds\": %d", rows[s].rounds);
+    const std::vector<Cell> &cells = replayed ? rows[s].replayed : rows[s].eager;
+    for (size_t w = 0; w < ways.size(); ++w) {
+      if (cells[w].none) std::fprintf(f, ", \"%s\": \"%s\"", ways[w].name, cells[w].none);
+      else std::fprintf(f, ", \"%s\": %.3f", ways[w].name, cells[w].value);
+    }
+    std::fprintf(f, "}");
+  }
+  std::fprintf(f, "\n  ]");
+}
+
+void write_json(const std::string &path, const Options &o, const std::vector<Way> &ways, const std::vector<Row> &rows,
+                size_t mailbox, bool staged, const p2p_bench::VendorChoice &nccl, bool ok) {
   FILE *f = std::fopen(path.c_str(), "w");
   if (!f) {
     std::fprintf(stderr, "p2p_bench: cannot write %s\n", path.c_str());
@@ -179,15 +440,19 @@ void write_json(const std::string &path, const Options &o, const std::vector<Way
   std::fprintf(f, "{\n  \"benchmark\": \"p2p_bench\",\n  \"backend\": \"%s\",\n", MPIX_St_backend_name());
   std::fprintf(f,
                "  \"config\": {\"ranks\": 2, \"iters\": %d, \"reps\": %d, \"warmup\": %d, \"step\": %d, "
-               "\"min_bytes\": %zu, \"max_bytes\": %zu, \"mailbox_bytes\": %zu, \"host_mpi\": \"%s\"},\n",
-               o.iters, o.reps, o.warmup, o.step, sizes.front(), sizes.back(), mailbox, staged ? "staged" : "direct");
-  std::fprintf(f, "  \"data_check\": \"%s\",\n  \"round_trip_us\": [", ok ? "passed" : "failed");
-  for (size_t s = 0; s < sizes.size(); ++s) {
-    std::fprintf(f, "%s\n    {\"bytes\": %zu", s ? "," : "", sizes[s]);
-    for (size_t w = 0; w < ways.size(); ++w) std::fprintf(f, ", \"%s\": %.3f", ways[w].name, us[s][w]);
-    std::fprintf(f, "}");
-  }
-  std::fprintf(f, "\n  ]\n}\n");
+               "\"min_bytes\": %zu, \"max_bytes\": %zu, \"mailbox_bytes\": %zu, \"host_mpi\": \"%s\", "
+               "\"mode\": \"%s\", \"graph\": %s",
+               o.iters, o.reps, o.warmup, o.step, rows.front().bytes, rows.back().bytes, mailbox,
+               staged ? "staged" : "direct", o.bandwidth ? "bandwidth" : "latency", o.graph ? "true" : "false");
+  if (o.bandwidth) std::fprintf(f, ", \"window\": %d, \"ack_bytes\": %d", o.window, kAckBytes);
+  std::fprintf(f, "},\n");
+  write_nccl_json(f, nccl);
+  std::fprintf(f, "  \"data_check\": \"%s\"", ok ? "passed" : "failed");
+  const char *eager = o.bandwidth ? "bandwidth_GBs" : "round_trip_us";
+  const char *replayed = o.bandwidth ? "replayed_bandwidth_GBs" : "replayed_round_trip_us";
+  write_rows_json(f, eager, ways, rows, false, o.bandwidth);
+  if (o.graph) write_rows_json(f, replayed, ways, rows, true, o.bandwidth);
+  std::fprintf(f, "\n}\n");
   std::fclose(f);
 }
 
@@ -207,25 +472,24 @@ int main(int argc, char **argv) {
   Options o = parse(argc, argv);
   bench::init_device();
   const size_t mailbox = mailbox_bytes();
-  if (o.max_bytes == 0) o.max_bytes = mailbox;
-  if (o.max_bytes > mailbox || o.min_bytes > o.max_bytes) {
-    if (p.rank == 0)
-      std::fprintf(stderr, "p2p_bench: sizes must lie in [1, %zu] (one two-sided message on this backend)\n", mailbox);
+  if (!settle_sizes(o, mailbox, p.rank)) {
     MPI_Finalize();
     return 2;
   }
-  std::vector<size_t> sizes;
-  for (size_t b = o.min_bytes; b < o.max_bytes; b *= o.step) sizes.push_back(b);
-  sizes.push_back(o.max_bytes);
+  const std::vector<size_t> sizes = size_list(o);
 
   p.peer = 1 - p.rank;
   p.stream = xdev::stream_create();
-  p.send = static_cast<char *>(xdev::alloc(o.max_bytes));
-  p.recv = static_cast<char *>(xdev::alloc(o.max_bytes));
-  p.win_buf = static_cast<char *>(xdev::alloc(o.max_bytes));
+  // Rank 1 receives a bandwidth round's window into consecutive slices; every buffer holds an ack.
+  const size_t out_bytes = std::max<size_t>(kAckBytes, o.max_bytes);
+  const size_t in_bytes = std::max<size_t>(kAckBytes, size_t(o.bandwidth ? o.window : 1) * o.max_bytes);
+  p.send = static_cast<char *>(xdev::alloc(out_bytes));
+  p.recv = static_cast<char *>(xdev::alloc(in_bytes));
+  p.win_buf = static_cast<char *>(xdev::alloc(in_bytes));
   const bool staged = !xdev::mpi_reads_device_memory();
-  p.host_send = staged ? static_cast<char *>(xdev::alloc_pinned(o.max_bytes)) : nullptr;
-  p.host_recv = staged ? static_cast<char *>(xdev::alloc_pinned(o.max_bytes)) : nullptr;
+  p.host_send = staged ? static_cast<char *>(xdev::alloc_pinned(out_bytes)) : nullptr;
+  p.host_recv = staged ? static_cast<char *>(xdev::alloc_pinned(in_bytes)) : nullptr;
+  p.requests.resize(size_t(o.bandwidth ? o.window : 1) + 1);
   // Each two-sided way on a communicator of its own (its own mailboxes and message numbers).
   MPI_Comm_dup(MPI_COMM_WORLD, &p.queue_comm);
   MPIX_Create_queue(p.stream, &p.queue);
@@ -239,46 +503,32 @@ int main(int argc, char **argv) {
   MPIX_Stream_create(info, &mpix_stream);
   MPI_Info_free(&info);
   MPIX_Stream_comm_create(MPI_COMM_WORLD, mpix_stream, &p.stream_comm);
-  ways.push_back({"enqueue", enqueue_round_trip, false});
+  ways.push_back({"enqueue", enqueue_round, false, true, false});
 #endif
-  ways.push_back({"queue", queue_round_trip, false});
-  ways.push_back({"host_mpi", host_round_trip, false});
-  ways.push_back({"rma_stream", rma_round_trip, true});
-  MPI_Win_create(p.win_buf, static_cast<MPI_Aint>(o.max_bytes), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &p.win);
+  ways.push_back({"queue", queue_round, false, true, false});
+  ways.push_back({"host_mpi", host_round, false, false, false});
+  ways.push_back({"rma_stream", rma_round, true, false, true});
+  const p2p_bench::VendorChoice nccl = p2p_bench::make_vendor(MPI_COMM_WORLD);
+  std::unique_ptr<p2p_bench::Vendor> vendor(nccl.vendor);
+  p.vendor = vendor.get();
+  if (vendor) ways.push_back({"nccl", nccl_round, false, false, vendor->capturable()});
+  MPI_Win_create(p.win_buf, static_cast<MPI_Aint>(in_bytes), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &p.win);
   MPI_Group world;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   MPI_Group_incl(world, 1, &p.peer, &p.peer_group);
 
-  if (p.rank == 0) {
-    std::printf("p2p_bench backend=%s ranks=2 bytes=%zu..%zu (x%d) iters=%d reps=%d warmup=%d host=%s mailbox=%zu\n",
-                MPIX_St_backend_name(), sizes.front(), sizes.back(), o.step, o.iters, o.reps, o.warmup,
-                staged ? "staged" : "direct", mailbox);
-    std::printf("round trip (us), median of %d repetitions of %d back-to-back round trips\n%10s", o.reps, o.iters,
-                "bytes");
-    for (const Way &w : ways) std::printf(" %10s", w.name);
-    std::printf("\n");
-    std::fflush(stdout);
-  }
-  std::vector<std::vector<double>> us(sizes.size(), std::vector<double>(ways.size()));
+  if (p.rank == 0) print_header(o, ways, sizes, mailbox, staged, nccl);
+  std::vector<Row> rows;
   bool ok = true;
-  for (size_t s = 0; s < sizes.size(); ++s) {
-    for (size_t w = 0; w < ways.size(); ++w) {
-      bool arrived = false;
-      us[s][w] = measure(p, o, ways[w], static_cast<int>(sizes[s]), 1 + 2 * static_cast<int>(w), &arrived);
-      ok = ok && arrived;
-    }
-    if (p.rank == 0) {
-      std::printf("%10zu", sizes[s]);
-      for (double t : us[s]) std::printf(" %10.2f", t);
-      std::printf("\n");
-      std::fflush(stdout);
-    }
+  for (size_t bytes : sizes) {
+    rows.push_back(measure_size(p, o, ways, bytes, mailbox, &ok));
+    if (p.rank == 0) print_row(o, ways, rows.back());
   }
   int all_ok = 0, mine = ok ? 1 : 0;
   MPI_Allreduce(&mine, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
   if (p.rank == 0) {
     std::printf("data_check=%s\n", all_ok ? "passed" : "FAILED");
-    if (!o.json.empty()) write_json(o.json, o, ways, sizes, us, mailbox, staged, all_ok);
+    if (!o.json.empty()) write_json(o.json, o, ways, rows, mailbox, staged, nccl, all_ok);
   }
 
   MPI_Win_free(&p.win);
@@ -288,6 +538,7 @@ int main(int argc, char **argv) {
   MPI_Comm_free(&p.stream_comm);
   MPIX_Stream_free(&mpix_stream);
 #endif
+  vendor.reset();  // its graphs are gone; before the stream it used
   xdev::stream_destroy(p.stream);
   for (char *b : {p.send, p.recv, p.win_buf}) xdev::free(b);
   for (char *b : {p.host_send, p.host_recv})
