@@ -927,9 +927,17 @@ def span(values):
     return rat(lo) if rat(lo) == rat(hi) else "{}-{}".format(rat(lo), rat(hi))
 
 
+def widest_faces(runs):
+    """The replayed Faces run of the most GPUs (ties: the newest): the headline's exchange figure stands
+    for the largest machine measured, not for whichever smaller run came last."""
+    have = [r for r in runs if r.of("faces") and not r.ab
+            and any(g["config"].get("graph") for g in faces_groups(r.of("faces")))]
+    return max(have, key=lambda r: (gpu_count(r.meta["gpus"]), date_key(r.meta["date"]), r.name), default=None)
+
+
 def headline_rows(runs):
     rows = []
-    run = newest(runs, "faces", lambda r: any(g["config"].get("graph") for g in faces_groups(r.of("faces"))))
+    run = widest_faces(runs)
     if run:
         groups = [g for g in faces_groups(run.of("faces")) if g["config"].get("graph")]
         widest = max((g["config"]["ranks"] for g in groups), default=0)
