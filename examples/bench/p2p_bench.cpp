@@ -27,11 +27,10 @@
 // Timing, both modes: the rounds enqueued back to back and one stream synchronisation, the slower
 // rank's time per round, after --warmup rounds (at most a timing's); the median of --reps such timings
 // (bench::timed_eager, as coll_bench: of an even count, the mean of the middle two).
-// --graph: the ways that can be captured (rma_stream, nccl) are also captured once, the rounds of one
-// timing into one graph (bench::timed_graph, as coll_bench --graph), and each replay timed: replayed
-// columns beside the eager ones. enqueue and queue cannot be captured yet (the library refuses
-// two-sided calls under capture with MPI_ERR_UNSUPPORTED_OPERATION) and host_mpi is host work: they
-// are reported "not capturable".
+// --graph: the ways that can be captured (enqueue, queue, rma_stream, nccl) are also captured once,
+// the rounds of one timing into one graph (bench::timed_graph, as coll_bench --graph), and each
+// replay timed: replayed columns beside the eager ones. host_mpi is host work: it is reported "not
+// capturable".
 // Data: after each way, eagerly and again after its replays, every message received in the last round
 // must hold the peer's pattern (exit 1 otherwise).
 // Output: the configuration, then a row per size (replayed columns only for the ways that can be
@@ -503,9 +502,9 @@ int main(int argc, char **argv) {
   MPIX_Stream_create(info, &mpix_stream);
   MPI_Info_free(&info);
   MPIX_Stream_comm_create(MPI_COMM_WORLD, mpix_stream, &p.stream_comm);
-  ways.push_back({"enqueue", enqueue_round, false, true, false});
+  ways.push_back({"enqueue", enqueue_round, false, true, true});
 #endif
-  ways.push_back({"queue", queue_round, false, true, false});
+  ways.push_back({"queue", queue_round, false, true, true});
   ways.push_back({"host_mpi", host_round, false, false, false});
   ways.push_back({"rma_stream", rma_round, true, false, true});
   const p2p_bench::VendorChoice nccl = p2p_bench::make_vendor(MPI_COMM_WORLD);

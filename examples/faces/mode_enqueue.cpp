@@ -2,7 +2,8 @@
 // MPIX_Stream, a communicator bound to it (MPIX_Stream_comm_create); per exchange
 // MPIX_Irecv_enqueue and MPIX_Isend_enqueue per neighbour (each send is a list on the stream at
 // once), then MPIX_Waitall_enqueue (the stream waits for the receives there, and the requests are
-// freed), between the pack and the unpack. A whole block is enqueued and synchronised once.
+// freed), between the pack and the unpack. A whole block is enqueued and synchronised once;
+// --graph captures a block and replays it.
 // Built only where mpix-st defines MPICH's stream calls (modes.cpp says why otherwise); same
 // limits as queue (two_sided.h).
 #include <mpix/mpix_st.h>
@@ -38,13 +39,14 @@ class EnqueueExchange final : public Exchange {
 
   std::string detail() const override {
     return "MPIX_Irecv_enqueue / MPIX_Isend_enqueue per neighbour, MPIX_Waitall_enqueue, on a stream "
-           "communicator; one synchronisation per block" +
+           "communicator" + block_text(c_.graph) +
            packs_detail(c_);
   }
 
   void run(int count) override {
-    for (int it = 0; it < count; ++it) enqueue();
-    xdev::stream_sync(c_.stream);
+    block_.run(c_.stream, count, c_.graph, [this](int n) {
+      for (int it = 0; it < n; ++it) enqueue();
+    });
   }
 
  private:
@@ -67,6 +69,7 @@ class EnqueueExchange final : public Exchange {
   MPIX_Stream stream_ = MPIX_STREAM_NULL;
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::vector<MPI_Request> requests_;
+  CapturedBlock block_;
 };
 
 }  // namespace

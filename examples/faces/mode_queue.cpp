@@ -2,7 +2,8 @@
 // stream; per exchange MPIX_Enqueue_recv and MPIX_Enqueue_send per neighbour, then
 // MPIX_Enqueue_start (the stream sends there) and MPIX_Enqueue_wait (the stream waits for the
 // receives there), between the pack and the unpack. A whole block is enqueued and synchronised
-// once. Node-local peers, messages up to a mailbox, no capture (two_sided.h).
+// once; --graph captures a block and replays it. Node-local peers, messages up to a mailbox
+// (two_sided.h).
 #include <mpix/mpix_st.h>
 
 #include <vector>
@@ -31,13 +32,14 @@ class QueueExchange final : public Exchange {
 
   std::string detail() const override {
     return "MPIX_Enqueue_recv / MPIX_Enqueue_send per neighbour, MPIX_Enqueue_start, MPIX_Enqueue_wait on one "
-           "MPIX_Queue, one synchronisation per block" +
+           "MPIX_Queue" + block_text(c_.graph) +
            packs_detail(c_);
   }
 
   void run(int count) override {
-    for (int it = 0; it < count; ++it) enqueue();
-    xdev::stream_sync(c_.stream);
+    block_.run(c_.stream, count, c_.graph, [this](int n) {
+      for (int it = 0; it < n; ++it) enqueue();
+    });
   }
 
  private:
@@ -64,6 +66,7 @@ class QueueExchange final : public Exchange {
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPIX_Queue queue_ = MPIX_QUEUE_NULL;
   std::vector<MPI_Request> requests_;
+  CapturedBlock block_;
 };
 
 }  // namespace

@@ -63,8 +63,7 @@ void print_header(const RunInfo &run) {
                 "derived datatypes (no pack kernel); the received copies stay contiguous in the window and the "
                 "unpack-add kernel sums them into the field (a put cannot add); the other modes still pack\n");
   if (o.graph)
-    std::printf("faces: --graph: st and nccl replay one captured block; p2p and rma stay eager; queue and enqueue "
-                "are skipped\n");
+    std::printf("faces: --graph: st, queue, enqueue and nccl replay one captured block; p2p and rma stay eager\n");
   if (o.launch_overlap)
     std::printf("faces: --launch-overlap: %s (Faces' own kernels, in every mode; each library launches its own "
                 "kernels as it does)\n",

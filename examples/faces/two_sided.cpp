@@ -46,8 +46,7 @@ size_t mailbox_bytes() {
   return std::strcmp(MPIX_St_backend_name(), "host") == 0 ? kMailboxBytesHost : kMailboxBytesGpu;
 }
 
-std::string two_sided_unavailable(const Plan &plan, bool graph, MPI_Comm comm) {
-  if (graph) return "two-sided messages cannot be captured yet";
+std::string two_sided_unavailable(const Plan &plan, MPI_Comm comm) {
   int64_t mine = 0, largest = 0;
   for (const Link &l : plan.links) mine = std::max<int64_t>(mine, l.count * int64_t(sizeof(double)));
   MPI_Allreduce(&mine, &largest, 1, MPI_INT64_T, MPI_MAX, comm);

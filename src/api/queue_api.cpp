@@ -136,6 +136,7 @@ Result make_op(bool send, const char *call, const void *buf, int count, MPI_Data
   op->count = count;
   op->type = type;
   if (Result r = p2p::match(*op, capturing)) return r;
+  op->captured = capturing;
   *out = op;
   return ok();
 }

@@ -61,6 +61,7 @@ int delete_attribute(MPI_Comm, int, void *value, void *) {
   {
     std::lock_guard<std::recursive_mutex> guard(lock());
     g_alive.erase(h->ctx.get());
+    gpu::backend().set_window_alive(h->ctx->id, false);
     release(h->ctx.get());
     h->ctx->comm = MPI_COMM_NULL;  // errors of its operations go to MPI_COMM_SELF from now on
   }
@@ -187,6 +188,10 @@ uint64_t *Context::full_out(int peer, int box) const { return peer_flags[local[p
 uint64_t *Context::full_in(int peer, int box) const { return flags + full_word(local[peer], box); }
 uint64_t *Context::free_out(int peer, int box) const { return flags + free_word(local[peer], box); }
 uint64_t *Context::free_in(int peer, int box) const { return peer_flags[local[peer]] + free_word(local[rank], box); }
+uint64_t *Context::sent_cursor(int peer, int box) const { return flags + sent_cursor_word(nlocal, local[peer], box); }
+uint64_t *Context::received_cursor(int peer, int box) const {
+  return flags + received_cursor_word(nlocal, local[peer], box);
+}
 
 core::Result context_of(MPI_Comm comm, bool capturing, std::shared_ptr<Context> *out) {
   out->reset();
@@ -216,6 +221,13 @@ core::Result context_of(MPI_Comm comm, bool capturing, std::shared_ptr<Context> 
   if (core::Result r = build(*c, comm)) {
     release(c.get());
     return r;
+  }
+  // In the live-window table, as a window is: replays of captured lists check the context is alive
+  // (work::kCheckAlive), and a timed-out wait fails the context's queued lists at once (fault_skips).
+  gpu::Backend &be = gpu::backend();
+  if (be.set_window_alive(c->id, true)) {
+    release(c.get());
+    return core::fail(core::resource_error_class(), "two-sided state of the communicator: " + be.last_error());
   }
   g_alive.insert(c.get());
   PMPI_Comm_set_attr(comm, g_keyval, new Holder{c});

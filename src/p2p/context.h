@@ -41,6 +41,11 @@ struct Context {
   // Sends of this rank to itself put in lists so far, per channel: a receive from itself goes in a
   // list only after the one holding its send (a list waits for all its messages first).
   uint64_t listed_self[kChannels] = {};
+  // Whether the host still knows every cursor (layout.h): until a list of this context is captured
+  // into a graph, whose replays advance cursors the host cannot count, lists carry each message's
+  // round as a number (a backend may then wait outside its kernels); from then on, relative to the
+  // cursors.
+  bool cursors_counted = true;
   // Queues that enqueued work touching this memory, and the count of lists each had enqueued then:
   // the memory is freed only once they ran.
   std::vector<std::pair<std::shared_ptr<Queue>, uint64_t>> users;
@@ -52,6 +57,8 @@ struct Context {
   uint64_t *full_in(int peer, int box) const;  // this rank's word that peer stores
   uint64_t *free_out(int peer, int box) const; // this rank's word that peer adds to
   uint64_t *free_in(int peer, int box) const;  // peer's word this rank adds to
+  uint64_t *sent_cursor(int peer, int box) const;      // rounds this rank's streams sent through the mailbox
+  uint64_t *received_cursor(int peer, int box) const;  // rounds they received from it
 };
 
 // The communicator's context, made now (collectively) if it has none. `capturing`: the stream is

@@ -55,28 +55,47 @@ std::string peer_text(const Op &op) {
          std::to_string(op.tag) + ")";
 }
 
+// A message's round in its mailbox (layout.h, cursors): the number, while the host counts the
+// context's cursors, else relative to the mailbox's cursor, which the list advances.
+work::Item at_round(work::Item it, uint64_t *cursor, uint64_t round, bool counted) {
+  if (counted) {
+    it.b += round;
+  } else {
+    it.flags |= work::kCursor;
+    it.bytes = reinterpret_cast<uint64_t>(cursor);
+  }
+  return it;
+}
+
 // A send's items: the mailbox's previous round taken, the data and header in, "full" stored.
 void send_items(gpu::WorkList &list, const Op &op) {
   const Context &c = *op.ctx;
   const int box = box_index(op.channel, op.use);
   const uint64_t round = box_round(op.use);
-  if (round > 0) list.waits.push_back(core::wait_item(c.free_out(op.peer, box), round, op.peer, work::kWaitPost));
+  uint64_t *cursor = c.sent_cursor(op.peer, box);
+  const bool counted = c.cursors_counted;
+  if (round > 0 || !counted)
+    list.waits.push_back(at_round(core::wait_item(c.free_out(op.peer, box), 0, op.peer, work::kWaitPost), cursor,
+                                  round, counted));
   char *mb = c.mailbox_out(op.peer, box);
   if (op.bytes > 0) list.ops.push_back(core::copy_item(mb + kDataAt, op.buf, op.bytes));
   list.ops.push_back(store2(mb, 1, op.ident));
   list.ops.push_back(store2(mb + 16, 0, op.bytes));
-  list.signals.push_back(core::signal_item(c.full_out(op.peer, box), round + 1));
+  list.signals.push_back(at_round(core::signal_item(c.full_out(op.peer, box), 1), cursor, round, counted));
+  list.signals.push_back(core::advance(cursor));
 }
 
-// A receive's items: "full" awaited; the header copied into the record, the data (the sender's
-// length, only where it fits: kCopyCounted) into the buffer; "free" added. One launch on a GPU.
+// A receive's items: "full" awaited; the header copied into the record (not for a captured
+// receive, which nothing checks on the host), the data (the sender's length, only where it fits:
+// kCopyCounted) into the buffer; "free" added. One launch on a GPU.
 void receive_items(gpu::WorkList &list, const Op &op) {
   const Context &c = *op.ctx;
   const int box = box_index(op.channel, op.use);
-  const uint64_t round = box_round(op.use);
-  list.waits.push_back(core::wait_item(c.full_in(op.peer, box), round + 1, op.peer, work::kWaitComplete));
+  uint64_t *cursor = c.received_cursor(op.peer, box);
+  list.waits.push_back(at_round(core::wait_item(c.full_in(op.peer, box), 1, op.peer, work::kWaitComplete), cursor,
+                                box_round(op.use), c.cursors_counted));
   char *mb = c.mailbox_in(op.peer, box);
-  list.ops.push_back(core::copy_item(op.record, mb, kHeaderBytes));
+  if (!op.captured) list.ops.push_back(core::copy_item(op.record, mb, kHeaderBytes));
   if (op.bytes > 0) {
     work::Item copy{};
     copy.kind = work::kCopyCounted;
@@ -90,18 +109,57 @@ void receive_items(gpu::WorkList &list, const Op &op) {
     list.ops.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(),
                                        mb + kLengthAt, 4));
   list.signals.push_back(add_one(c.free_in(op.peer, box)));
+  list.signals.push_back(core::advance(cursor));
+}
+
+// Whether q's stream is being captured; operations go in lists in the capture state they were
+// called in, so that a captured block holds exactly the calls made within it. Checked for every
+// operation an entry point would put in lists before any goes, so a refusal leaves them as they were.
+template <class Ops>
+Result capture_state(Queue &q, const Ops &ops, bool *capturing) {
+  *capturing = false;
+  gpu::backend().capture_status(q.stream, capturing);
+  for (const auto &op : ops)
+    if (op->captured != *capturing)
+      return fail(MPI_ERR_OTHER,
+                  std::string(op->call) + peer_text(*op) +
+                      (op->captured ? ": called while the stream was captured, it must be started and waited for "
+                                      "within the capture"
+                                    : ": called before the stream's capture began, it must be started and waited "
+                                      "for outside it"));
+  return ok();
+}
+
+// A captured operation is done with once its list is in the graph: its request completes (the
+// data moves at each replay, which the host does not see).
+void finish_captured(Op &op) {
+  op.finished = true;
+  if (op.greq != MPI_REQUEST_NULL && !op.greq_completed) {
+    op.greq_completed = true;
+    PMPI_Grequest_complete(op.greq);
+  }
 }
 
 Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool sends) {
+  bool capturing = false;
+  if (Result r = capture_state(q, ops, &capturing)) return r;
   gpu::WorkList list;
   list.watchdog_ns = core::config().watchdog_ns;
   list.window_id = ops.front()->ctx->id;
+  list.captured = capturing;
+  // Replays advance cursors the host cannot count: from now on the lists read them.
+  if (capturing)
+    for (const auto &op : ops) op->ctx->cursors_counted = false;
   for (const auto &op : ops) (sends ? send_items : receive_items)(list, *op);
-  list.signals.push_back(list_ran(q));
+  if (!capturing) list.signals.push_back(list_ran(q));  // replays would count lists no call enqueued
   gpu::Backend &be = gpu::backend();
   if (be.enqueue(q.stream, list))
     return fail(MPI_ERR_OTHER, std::string("enqueuing the ") + (sends ? "send" : "receive") +
                                    " list on the stream failed: " + be.last_error());
+  if (capturing) {
+    for (const auto &op : ops) finish_captured(*op);
+    return ok();
+  }
   ++q.lists;
   auto self = q.shared_from_this();
   for (const auto &op : ops) {
@@ -148,15 +206,6 @@ std::vector<std::shared_ptr<Op>> pick(Queue &q, bool sends, bool force, const st
   return out;
 }
 
-Result capture_check(Queue &q) {
-  bool capturing = false;
-  gpu::backend().capture_status(q.stream, &capturing);
-  if (capturing)
-    return fail(MPI_ERR_UNSUPPORTED_OPERATION,
-                "the stream is being captured: two-sided messages cannot be captured into a graph yet");
-  return ok();
-}
-
 // Every waiting send goes in lists now: one list per kMailboxes messages of the channel with the most.
 Result emit_sends(Queue &q) {
   for (;;) {
@@ -179,6 +228,10 @@ void finish(Op &op) {
     if (rec[0] != 1) {
       set_error(op, MPI_ERR_OTHER, "the message did not arrive: a stream wait of its list ended early (the watchdog, "
                                    "MPIX_ST_WATCHDOG_MS)");
+      // This error tells the program: lists of the context enqueued from now on wait again
+      // (work::fault_skips), as an epoch's do once its window's report is taken.
+      gpu::WatchdogReport report;
+      gpu::backend().take_watchdog_report(&report, op.ctx->id, nullptr);
     } else if (rec[1] != op.ident) {
       set_error(op, MPI_ERR_OTHER,
                 "the message in its mailbox is tag " + std::to_string(static_cast<int>(rec[1] >> 32)) +
@@ -346,8 +399,9 @@ Result add(Queue &q, const std::shared_ptr<Op> &op, bool started) {
 }
 
 Result start(Queue &q) {
-  if (!q.unstarted.empty() || !q.waiting.empty())
-    if (Result r = capture_check(q)) return r;
+  bool capturing = false;
+  if (Result r = capture_state(q, q.unstarted, &capturing)) return r;
+  if (Result r = capture_state(q, q.waiting, &capturing)) return r;
   for (auto &op : q.unstarted) {
     op->started = true;
     q.waiting.push_back(op);
@@ -357,13 +411,15 @@ Result start(Queue &q) {
 }
 
 Result send_now(Queue &q) {
-  if (Result r = capture_check(q)) return r;
+  bool capturing = false;
+  if (Result r = capture_state(q, q.waiting, &capturing)) return r;
   return emit_sends(q);
 }
 
 Result flush(Queue &q, const std::vector<Op *> *only) {
   if (q.waiting.empty()) return ok();
-  if (Result r = capture_check(q)) return r;
+  bool capturing = false;
+  if (Result r = capture_state(q, q.waiting, &capturing)) return r;
   if (Result r = emit_sends(q)) return r;
   std::map<Key, uint64_t> limit;
   if (only)
@@ -387,7 +443,11 @@ Result status_after(const std::shared_ptr<Op> &held) {
   Op &op = *held;
   if (!op.user_status || !host_backend()) return ok();
   Queue &q = *op.queue;
-  if (Result r = capture_check(q)) return r;
+  if (op.captured)
+    return fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                std::string(op.call) + peer_text(op) +
+                    ": its status is asked for after an earlier wait put it in the captured graph; a captured "
+                    "receive fills a status only where its first wait asks for it");
   gpu::WorkList list;
   list.window_id = op.ctx->id;
   list.ops.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(), op.record + 3, 4));

@@ -49,6 +49,7 @@ struct Op {
   std::shared_ptr<Queue> queue;
   uint64_t list = 0;                     // which of its queue's lists holds it; 0: none yet
   bool started = false;                  // HPE: MPIX_Enqueue_start passed it (MPICH ops start at once)
+  bool captured = false;                 // called while its stream was captured: it moves at each replay
   bool finished = false;                 // its list ran, and the checks below were made
   int error_class = MPI_SUCCESS;         // of the finished operation
   std::string error;

@@ -43,10 +43,20 @@ inline int channel_of(int tag) { return tag % kChannels; }
 
 // Flag words of a rank, per node-local peer j (its index among the node-local ranks): kBoxes
 // "full" words (messages from j landed in this rank's area for j, stored by j), then kBoxes "free"
-// words (messages of this rank to j that j has taken, added to by j).
+// words (messages of this rank to j that j has taken, added to by j). After those of every peer,
+// the rank's own cursors, which only its streams touch: per peer j, the rounds of each mailbox its
+// streams sent through, then those they received from (work::kCursor). A message's round is its
+// mailbox's cursor when its list runs, so a list captured into a graph is the next round of its
+// mailboxes at every replay.
 inline uint64_t full_word(int j, int box) { return static_cast<uint64_t>(j) * 2 * kBoxes + box; }
 inline uint64_t free_word(int j, int box) { return static_cast<uint64_t>(j) * 2 * kBoxes + kBoxes + box; }
-inline uint64_t flag_words(int local_ranks) { return static_cast<uint64_t>(local_ranks) * 2 * kBoxes; }
+inline uint64_t sent_cursor_word(int local_ranks, int j, int box) {
+  return static_cast<uint64_t>(local_ranks + j) * 2 * kBoxes + box;
+}
+inline uint64_t received_cursor_word(int local_ranks, int j, int box) {
+  return static_cast<uint64_t>(local_ranks + j) * 2 * kBoxes + kBoxes + box;
+}
+inline uint64_t flag_words(int local_ranks) { return static_cast<uint64_t>(local_ranks) * 4 * kBoxes; }
 
 // The identity a header carries: the tag and the number of the message among those of its source
 // and tag, which the receiver checks when the message completes on the host.

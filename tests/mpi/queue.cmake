@@ -15,6 +15,11 @@ mpix_mpi_runs(queue_mpich NP 2 3 4)
 # itself in one start, receives posted in another order across channels; both spellings.
 mpix_mpi_program(queue_order)
 mpix_mpi_runs(queue_order NP 2 3 4)
+# Graph capture: a block of both spellings' calls (11 messages per rank, 7 on one channel) captured
+# once, replayed as the next messages between eager blocks, byte-exact; operations on the
+# wrong side of a capture's edge refused.
+mpix_mpi_program(queue_graph)
+mpix_mpi_runs(queue_graph NP 2 3)
 # Soak: 10^4 messages per rank, byte-exact, both spellings, 1000 messages in flight per synchronisation.
 mpix_mpi_program(queue_soak)
 mpix_mpi_runs(queue_soak NP 2 4)

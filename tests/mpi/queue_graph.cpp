@@ -1,0 +1,202 @@
+// Two-sided stream messages captured into a graph (doc/guide/two-sided.md, Graph capture): a
+// block of calls captured once replays as the next messages of its channels, every time, with
+// eager blocks before, between and after the replays; both spellings. Each rank sends to its right
+// neighbour and receives from its left one, per block: tags 0, 1 and 9 (9 shares tag 1's channel
+// and order), a zero-byte message, and 6 messages of tag 2 and one of tag 10 (7 of a channel's 8
+// mailboxes, each at a different mailbox every block). Before each block the senders write a pattern
+// that names the block; after it every receive buffer must hold its sender's pattern byte for byte.
+// Misuse: operations called before a capture and started inside it, or called inside and waited
+// for after it, are refused (MPI_ERR_OTHER) and can still be completed where they belong.
+#include "test_common.h"
+
+using namespace mt;
+
+namespace {
+
+struct Message {
+  int tag;
+  size_t bytes;
+};
+
+std::vector<Message> block_messages() {
+  std::vector<Message> m = {{0, 1000}, {1, 8}, {9, 24}, {3, 0}};
+  for (int i = 0; i < 6; ++i) m.push_back({2, 64 + 8 * static_cast<size_t>(i)});
+  m.push_back({10, 40});
+  return m;
+}
+
+const char *stream_type() { return kCuda ? "cudaStream_t" : "MPIX_Host_stream"; }
+
+// The buffers of one block: a send and a receive buffer per message.
+struct Block {
+  std::vector<Message> msgs = block_messages();
+  std::vector<DevBuf> send, recv;
+  int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  Block() {
+    for (const Message &m : msgs) send.emplace_back(m.bytes + 8), recv.emplace_back(m.bytes + 8);
+  }
+  // Writes block b's patterns (the stream must be idle: the caller synchronised it).
+  void prepare(uint64_t b) {
+    for (size_t i = 0; i < msgs.size(); ++i) {
+      send[i].upload(pattern(msgs[i].bytes + 8, key(b, g_rank, i, 1)));
+      recv[i].upload(pattern(msgs[i].bytes + 8, 0xdead));
+    }
+  }
+  // After the block ran: each receive holds the left neighbour's bytes of block b, the rest untouched.
+  void check(uint64_t b, const char *what) {
+    for (size_t i = 0; i < msgs.size(); ++i) {
+      const std::vector<uint8_t> got = recv[i].download();
+      std::vector<uint8_t> want = pattern(msgs[i].bytes + 8, key(b, left, i, 1));
+      const std::vector<uint8_t> untouched = pattern(msgs[i].bytes + 8, 0xdead);
+      std::copy(untouched.begin() + static_cast<long>(msgs[i].bytes), untouched.end(),
+                want.begin() + static_cast<long>(msgs[i].bytes));
+      MT_CHECKF(got == want, "%s, block %llu: message %zu (tag %d, %zu bytes) from rank %d differs", what,
+                static_cast<unsigned long long>(b), i, msgs[i].tag, msgs[i].bytes, left);
+    }
+  }
+};
+
+// HPE's spelling: one block on a queue.
+void hpe_block(Block &k, MPIX_Queue q, MPI_Comm comm) {
+  std::vector<MPI_Request> req(2 * k.msgs.size());
+  size_t r = 0;
+  for (size_t i = 0; i < k.msgs.size(); ++i)
+    MT_OK(MPIX_Enqueue_recv(k.recv[i].p, static_cast<int>(k.msgs[i].bytes), MPI_BYTE, k.left, k.msgs[i].tag, comm, q,
+                            &req[r++]));
+  for (size_t i = 0; i < k.msgs.size(); ++i)
+    MT_OK(MPIX_Enqueue_send(k.send[i].p, static_cast<int>(k.msgs[i].bytes), MPI_BYTE, k.right, k.msgs[i].tag, comm, q,
+                            &req[r++]));
+  MT_OK(MPIX_Enqueue_start(q));
+  MT_OK(MPIX_Enqueue_wait(q));
+  // Captured, the requests are complete once the block is in the graph: the host does not wait.
+  MT_OK(MPI_Waitall(static_cast<int>(r), req.data(), MPI_STATUSES_IGNORE));
+}
+
+// MPICH's spelling: one block on a stream communicator.
+void mpich_block(Block &k, MPI_Comm comm) {
+  std::vector<MPI_Request> req(2 * k.msgs.size());
+  size_t r = 0;
+  for (size_t i = 0; i < k.msgs.size(); ++i)
+    MT_OK(MPIX_Irecv_enqueue(k.recv[i].p, static_cast<int>(k.msgs[i].bytes), MPI_BYTE, k.left, k.msgs[i].tag, comm,
+                             &req[r++]));
+  for (size_t i = 0; i < k.msgs.size(); ++i)
+    MT_OK(MPIX_Isend_enqueue(k.send[i].p, static_cast<int>(k.msgs[i].bytes), MPI_BYTE, k.right, k.msgs[i].tag, comm,
+                             &req[r++]));
+  MT_OK(MPIX_Waitall_enqueue(static_cast<int>(r), req.data(), MPI_STATUSES_IGNORE));
+}
+
+// Eager, captured and replayed blocks in the order `plan` gives ('e' eager, 'r' replay), after one
+// eager block that makes the communicator's mailboxes and the capture.
+template <class Enqueue>
+void blocks(const char *spelling, void *s, Enqueue &&enqueue, const char *plan) {
+  Block k;
+  uint64_t b = 0;
+  auto run = [&](bool replay, void *graph) {
+    g_context = fmt("%s: block %llu (%s)", spelling, static_cast<unsigned long long>(b), replay ? "replay" : "eager");
+    MT_SYNC(s);
+    MPI_Barrier(MPI_COMM_WORLD);  // every rank's buffers are written before any block starts
+    k.prepare(b);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (replay) xdev::graph_launch(graph, s);
+    else enqueue(k);
+    MT_SYNC(s);
+    k.check(b, spelling);
+    ++b;
+  };
+  run(false, nullptr);
+  g_context = fmt("%s: capture", spelling);
+  MT_SYNC(s);
+  const unsigned long long before = MPIX_St_stream_ops_enqueued();
+  xdev::stream_begin_capture(s);
+  enqueue(k);
+  void *graph = xdev::stream_end_capture(s);
+  MT_CHECKF(graph != nullptr, "%s: the capture made a graph", spelling);
+  note("%s: a block of %zu sends and %zu receives captured as %llu stream operations", spelling, k.msgs.size(),
+       k.msgs.size(), MPIX_St_stream_ops_enqueued() - before);
+  for (const char *p = plan; *p && !g_failures; ++p) run(*p == 'r', graph);
+  xdev::graph_destroy(graph);
+}
+
+// Operations called on one side of a capture's edge and put in lists on the other are refused,
+// and complete where they belong afterwards (self-messages: no peer takes part).
+void misuse_hpe(void *s, MPI_Comm comm) {
+  g_context = "HPE: started inside a capture, called before it";
+  MPIX_Queue q;
+  MT_OK(MPIX_Create_queue(s, &q));
+  DevBuf out(64), in(64);
+  out.upload(pattern(64, key(77, g_rank)));
+  MPI_Request req[2];
+  MT_OK(MPIX_Enqueue_recv(in.p, 64, MPI_BYTE, g_rank, 5, comm, q, &req[0]));
+  MT_OK(MPIX_Enqueue_send(out.p, 64, MPI_BYTE, g_rank, 5, comm, q, &req[1]));
+  xdev::stream_begin_capture(s);
+  const std::string m = MT_EXPECT_ERROR(MPIX_Enqueue_start(q), MPI_ERR_OTHER);
+  MT_CHECKF(contains(m, "before the stream's capture began"), "the refusal says why: \"%s\"", m.c_str());
+  xdev::graph_destroy(xdev::stream_end_capture(s));
+  MT_OK(MPIX_Enqueue_start(q));  // outside the capture, where they were called
+  MT_OK(MPIX_Enqueue_wait(q));
+  MT_OK(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
+  MT_CHECK(in.download() == pattern(64, key(77, g_rank)));
+  MT_OK(MPIX_Free_queue(q));
+}
+
+void misuse_mpich(void *s, MPI_Comm comm) {
+  g_context = "MPICH: called inside a capture, waited for after it";
+  DevBuf out(64), in(64);
+  out.upload(pattern(64, key(78, g_rank)));
+  MPI_Request req[2];
+  xdev::stream_begin_capture(s);
+  MT_OK(MPIX_Irecv_enqueue(in.p, 64, MPI_BYTE, g_rank, 6, comm, &req[0]));
+  MT_OK(MPIX_Isend_enqueue(out.p, 64, MPI_BYTE, g_rank, 6, comm, &req[1]));
+  void *graph = xdev::stream_end_capture(s);
+  const std::string m = MT_EXPECT_ERROR(MPIX_Wait_enqueue(&req[0], MPI_STATUS_IGNORE), MPI_ERR_OTHER);
+  MT_CHECKF(contains(m, "within the capture"), "the refusal says why: \"%s\"", m.c_str());
+  // The graph holds the send; replayed, the receive is waited for inside a capture of its own.
+  MT_OK(MPI_Wait(&req[1], MPI_STATUS_IGNORE));
+  xdev::graph_launch(graph, s);
+  xdev::stream_begin_capture(s);
+  MT_OK(MPIX_Wait_enqueue(&req[0], MPI_STATUS_IGNORE));
+  void *wait_graph = xdev::stream_end_capture(s);
+  xdev::graph_launch(wait_graph, s);
+  MT_SYNC(s);
+  MT_CHECK(in.download() == pattern(64, key(78, g_rank)));
+  xdev::graph_destroy(graph);
+  xdev::graph_destroy(wait_graph);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  init(&argc, &argv, "queue_graph");
+  void *s = stream_create();
+  {
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPIX_Queue q;
+    MT_OK(MPIX_Create_queue(s, &q));
+    blocks("HPE", s, [&](Block &k) { hpe_block(k, q, comm); }, "rrererrr");
+    MT_OK(MPIX_Free_queue(q));
+    misuse_hpe(s, comm);
+    MT_SYNC(s);
+    MPI_Comm_free(&comm);
+  }
+  {
+    MPIX_Stream ms;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "type", stream_type());
+    MT_OK(MPIX_Info_set_hex(info, "value", &s, sizeof s));
+    MT_OK(MPIX_Stream_create(info, &ms));
+    MPI_Info_free(&info);
+    MPI_Comm comm;
+    MT_OK(MPIX_Stream_comm_create(MPI_COMM_WORLD, ms, &comm));
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    blocks("MPICH", s, [&](Block &k) { mpich_block(k, comm); }, "rrererrr");
+    misuse_mpich(s, comm);
+    MT_SYNC(s);
+    MPI_Comm_free(&comm);
+    MT_OK(MPIX_Stream_free(&ms));
+  }
+  stream_destroy(s);
+  return finish();
+}
