@@ -556,9 +556,9 @@ Result take_watchdog_error(uint32_t window_id, const void *stream) {
   gpu::WatchdogReport rep;
   if (!gpu::backend().take_watchdog_report(&rep, window_id, stream)) return ok();
   if (rep.reason == work::kFreedWindow)
-    return fail(MPI_ERR_WIN, "a graph holding captured epochs of window " + std::to_string(rep.window_id) +
-                                 " was replayed after MPI_Win_free of that window; the replayed epoch did "
-                                 "nothing (free such graphs before their windows)");
+    return fail(MPI_ERR_WIN, "a graph holding captured stream work of window " + std::to_string(rep.window_id) +
+                                 " (or of a communicator's two-sided messages) was replayed after MPI_Win_free "
+                                 "(MPI_Comm_free) of it; the replayed work did nothing (free such graphs first)");
   if (rep.reason == work::kWaitCollective)
     return fail(MPI_ERR_OTHER, "watchdog: a stream collective (communicator " + std::to_string(rep.window_id) +
                                    ") gave up after " + std::to_string(config().watchdog_ns / 1000000) +

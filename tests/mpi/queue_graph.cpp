@@ -6,7 +6,8 @@
 // mailboxes, each at a different mailbox every block). Before each block the senders write a pattern
 // that names the block; after it every receive buffer must hold its sender's pattern byte for byte.
 // Misuse: operations called before a capture and started inside it, or called inside and waited
-// for after it, are refused (MPI_ERR_OTHER) and can still be completed where they belong.
+// for after it, are refused (MPI_ERR_OTHER) and can still be completed where they belong. A graph
+// replayed after MPI_Comm_free of its communicator moves nothing and reports MPI_ERR_WIN.
 #include "test_common.h"
 
 using namespace mt;
@@ -163,6 +164,49 @@ void misuse_mpich(void *s, MPI_Comm comm) {
   xdev::graph_destroy(wait_graph);
 }
 
+// A graph replayed after its communicator was freed moves nothing and reports MPI_ERR_WIN.
+void replay_after_free(void *s) {
+  g_context = "a replay after MPI_Comm_free";
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  MPIX_Queue q;
+  MT_OK(MPIX_Create_queue(s, &q));
+  DevBuf out(64), in(64);
+  out.upload(pattern(64, key(79, g_rank)));
+  auto self_message = [&] {
+    MPI_Request req[2];
+    MT_OK(MPIX_Enqueue_recv(in.p, 64, MPI_BYTE, g_rank, 7, comm, q, &req[0]));
+    MT_OK(MPIX_Enqueue_send(out.p, 64, MPI_BYTE, g_rank, 7, comm, q, &req[1]));
+    MT_OK(MPIX_Enqueue_start(q));
+    MT_OK(MPIX_Enqueue_wait(q));
+    MT_OK(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
+  };
+  self_message();  // makes the communicator's memory
+  MT_SYNC(s);
+  xdev::stream_begin_capture(s);
+  self_message();
+  void *graph = xdev::stream_end_capture(s);
+  in.upload(pattern(64, 0xdead));
+  xdev::graph_launch(graph, s);
+  MT_SYNC(s);
+  MT_CHECK(in.download() == pattern(64, key(79, g_rank)));
+  MT_OK(MPIX_Free_queue(q));
+  MPI_Comm_free(&comm);
+  in.upload(pattern(64, 0xdead));
+  xdev::graph_launch(graph, s);
+#ifdef MPIX_TEST_CUDA
+  xdev::stream_sync(s);
+  const int rc = MPIX_St_check(MPI_WIN_NULL);
+#else
+  const int rc = stream_sync_rc(s);
+#endif
+  const std::string m = MT_EXPECT_ERROR(rc, MPI_ERR_WIN);
+  MT_CHECKF(contains(m, "MPI_Comm_free"), "the report says what happened: \"%s\"", m.c_str());
+  MT_CHECKF(in.download() == pattern(64, 0xdead), "the replay after MPI_Comm_free wrote the receive buffer");
+  xdev::graph_destroy(graph);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -197,6 +241,7 @@ int main(int argc, char **argv) {
     MPI_Comm_free(&comm);
     MT_OK(MPIX_Stream_free(&ms));
   }
+  replay_after_free(s);
   stream_destroy(s);
   return finish();
 }
