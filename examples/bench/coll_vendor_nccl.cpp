@@ -2,18 +2,13 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include <cstdio>
-
 #include "coll_vendor.h"
+#include "nccl_check.h"
 
 namespace coll_bench {
 namespace {
 
-void check(ncclResult_t r, const char *what) {
-  if (r == ncclSuccess) return;
-  std::fprintf(stderr, "coll_bench: %s: %s\n", what, ncclGetErrorString(r));
-  MPI_Abort(MPI_COMM_WORLD, 1);
-}
+void check(ncclResult_t r, const char *what) { xdev::nccl_check(r, "coll_bench", what); }
 
 class Nccl final : public Vendor {
  public:

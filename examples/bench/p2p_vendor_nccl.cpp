@@ -3,20 +3,16 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include <cstdio>
 #include <cstring>
 #include <vector>
 
+#include "nccl_check.h"
 #include "p2p_vendor.h"
 
 namespace p2p_bench {
 namespace {
 
-void check(ncclResult_t r, const char *what) {
-  if (r == ncclSuccess) return;
-  std::fprintf(stderr, "p2p_bench: %s: %s\n", what, ncclGetErrorString(r));
-  MPI_Abort(MPI_COMM_WORLD, 1);
-}
+void check(ncclResult_t r, const char *what) { xdev::nccl_check(r, "p2p_bench", what); }
 
 std::string failure(const char *what, ncclResult_t r) {
   std::string why = std::string(what) + ": " + ncclGetErrorString(r);

@@ -2,20 +2,16 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include <cstdio>
 #include <string>
 
 #include "exchange.h"
+#include "nccl_check.h"
 #include "xdev.h"
 
 namespace faces {
 namespace {
 
-void check(ncclResult_t r, const char *what) {
-  if (r == ncclSuccess) return;
-  std::fprintf(stderr, "faces: %s: %s\n", what, ncclGetErrorString(r));
-  MPI_Abort(MPI_COMM_WORLD, 1);
-}
+void check(ncclResult_t r, const char *what) { xdev::nccl_check(r, "faces", what); }
 
 // The NCCL communicator of a run: a member of NcclExchange declared before its captured block, so
 // the block's graph is destroyed first. Destroyed while such a graph still existed (in the
