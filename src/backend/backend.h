@@ -153,6 +153,10 @@ class Backend {
   // A wait of an earlier enqueue timed out (MPIX_ST_WATCHDOG_MS): takes the pending report of
   // window `window_id` (0: of any window) that ran on `stream` (null: on any stream), once.
   virtual bool take_watchdog_report(WatchdogReport *out, uint32_t window_id, const void *stream) = 0;
+  // Marks live window `window_id`'s fault word pending (work::fault_skips), as a timeout of one of
+  // its waits does: its queued lists end their waits at once. For a window whose group holds a
+  // process found dead.
+  virtual void mark_fault(uint32_t window_id) = 0;
   virtual uint64_t stream_ops_enqueued() const = 0;
   // The device this backend's memory lives on (GPU backends: the one current at start-up).
   virtual int device_ordinal() const { return 0; }

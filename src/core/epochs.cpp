@@ -569,7 +569,10 @@ Result take_watchdog_error(uint32_t window_id, const void *stream) {
   return fail(MPI_ERR_OTHER, "watchdog: a stream wait on window " + std::to_string(rep.window_id) + " for " +
                                  (rep.reason == work::kWaitPost ? "post" : "complete") + " #" +
                                  std::to_string(rep.expected) + " from window rank " + std::to_string(rep.peer) +
-                                 " gave up after " + std::to_string(config().watchdog_ns / 1000000) + " ms (flag " +
+                                 (rep.after_fault ? std::string(" ended at once behind an earlier report")
+                                                  : " gave up after " + std::to_string(config().watchdog_ns / 1000000) +
+                                                        " ms") +
+                                 " (flag " +
                                  std::to_string(rep.observed) + ")" + peer_state(rep.window_id, rep.peer) +
                                  network_state_of(rep.window_id, rep.peer) + "; its data and signals were skipped" +
                                  (rep.more ? " (and " + std::to_string(rep.more) +

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <utility>
 
+#include "backend/backend.h"
+
 namespace mpix::core {
 namespace {
 
@@ -33,10 +35,26 @@ std::string describe(const Window &w, int r) {
 
 std::string note_gone_peer(const Window &w, int peer) {
   GonePeers &g = gone();
-  const Peer &p = w.peers[peer];
-  std::lock_guard<std::mutex> lock(g.mu);
-  if (!names(g.world_rank_pid, p)) g.world_rank_pid.emplace_back(p.world_rank, p.pid);
-  g.any.store(true, std::memory_order_release);
+  const Peer p = w.peers[peer];
+  bool fresh = false;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    fresh = !names(g.world_rank_pid, p);
+    if (fresh) g.world_rank_pid.emplace_back(p.world_rank, p.pid);
+    g.any.store(true, std::memory_order_release);
+  }
+  // Epochs already queued on other windows toward the peer end at once too, instead of each window
+  // waiting out the watchdog in turn (the first report is the news: windows whose group holds the
+  // process fail their queued lists, those toward other peers too, as after a timeout of their own).
+  if (fresh)
+    for_each_window([&](Window &other) {
+      if (&other == &w) return;
+      for (int r = 0; r < other.size; ++r)
+        if (r != other.rank && other.peers[r].world_rank == p.world_rank && other.peers[r].pid == p.pid) {
+          gpu::backend().mark_fault(other.id);
+          return;
+        }
+    });
   return describe(w, peer);
 }
 

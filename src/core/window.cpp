@@ -36,6 +36,11 @@ Window *find_window_by_id(uint32_t id) {
   return nullptr;
 }
 
+void for_each_window(const std::function<void(Window &)> &f) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (auto &kv : g_windows) f(*kv.second);
+}
+
 void register_window(std::unique_ptr<Window> w) {
   MPI_Win h = w->handle;
   note_window_created(h);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -239,6 +240,8 @@ class Window {
 // Registry of managed windows.
 Window *find_window(MPI_Win win);
 Window *find_window_by_id(uint32_t id);
+// Calls f for every live window, under the registry's lock (f must not create or free windows).
+void for_each_window(const std::function<void(Window &)> &f);
 void register_window(std::unique_ptr<Window> w);
 std::unique_ptr<Window> unregister_window(MPI_Win win);
 

@@ -4,7 +4,8 @@
 // dead peer): status 0 when the report named the dead rank, 1 otherwise. Three or more ranks:
 // rank 1 dies in its access epoch, before posting; its left neighbour (rank 0) waits for its post,
 // its right neighbour (rank 2) for its complete. Once they took that report, a post and a start
-// naming rank 1 (on that window and on another) fail at once with the same news. kill_peer.sh
+// naming rank 1 (on that window and on another) fail at once with the same news, and an epoch
+// rank 0 queued on the other window toward rank 1 before that report ends at once. kill_peer.sh
 // runs it and checks that no process and no /dev/shm/mpixst.* segment of the run is left behind.
 //   --pid-dir=D   each rank writes its pid to D/rank<N> (for the script's checks)
 #include <signal.h>
@@ -60,12 +61,33 @@ int main(int argc, char **argv) {
   MT_OK(MPI_Put(src.p, 64, MPI_BYTE, right, 0, 64, MPI_BYTE, w.win));
   MT_OK(MPIX_Win_complete_stream(w.win, s));
   MT_OK(MPIX_Win_wait_stream(w.win, s));
-  const int rc = stream_sync_rc(s);
-  const std::string m = rc == MPI_SUCCESS ? "" : error_string(rc);
   const bool waits_on_1 = g_rank == 0 || g_rank == 2;
+  const double wd = std::atof(std::getenv("MPIX_ST_WATCHDOG_MS") ? std::getenv("MPIX_ST_WATCHDOG_MS") : "0") / 1000;
+  // Rank 0 also queues, on a second stream and 0.6 watchdog periods later, an epoch on the other
+  // window toward rank 1: once the first report (taken by the synchronisation below) found rank 1
+  // dead, it ends at once instead of waiting out its own watchdog 0.6 periods after that.
+  void *s2 = stream_create();
+  const bool queues_other = g_rank == 0 && wd > 0;
+  if (queues_other) {
+    usleep(static_cast<useconds_t>(0.6 * wd * 1e6));
+    Group only_1({1});
+    MT_OK(MPI_Win_start(only_1, MPIX_MODE_STREAM, other.win));
+    MT_OK(MPIX_Win_complete_stream(other.win, s2));
+  }
+  const int rc = stream_sync_rc(s);
+  const double reported = MPI_Wtime();
+  const std::string m = rc == MPI_SUCCESS ? "" : error_string(rc);
   const bool named = m.find("window rank 1") != std::string::npos && m.find("no longer running") != std::string::npos;
   bool good = waits_on_1 ? rc != MPI_SUCCESS && error_class(rc) == MPI_ERR_OTHER && named : true;
   std::string refusals;
+  if (queues_other && good) {
+    const int rc2 = stream_sync_rc(s2);
+    const double after = MPI_Wtime() - reported;
+    const std::string t = rc2 == MPI_SUCCESS ? "success" : error_string(rc2);
+    refusals += " | the other window's queued epoch, " + std::to_string(after) + " s after the report: " + t;
+    good = good && rc2 != MPI_SUCCESS && error_class(rc2) == MPI_ERR_OTHER && t.find("ended at once") != std::string::npos &&
+           t.find("no longer running") != std::string::npos && after < 0.3 * wd;
+  }
   if (waits_on_1 && good) {
     // The report taken, epochs naming rank 1 fail at once, on this window and on the other one.
     Group only_1({1});

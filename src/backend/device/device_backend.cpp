@@ -133,6 +133,14 @@ bool DeviceBackend::take_watchdog_report(WatchdogReport *out, uint32_t window_id
   return true;
 }
 
+// Host memory the kernels read: a plain store (a kernel that marks it too stores the same bit).
+void DeviceBackend::mark_fault(uint32_t window_id) {
+  if (const uint64_t key = table_.key_of(window_id)) {
+    volatile uint64_t *fault = &reinterpret_cast<volatile uint64_t *>(area_->fault)[work::window_slot(key)];
+    *fault = *fault | work::kFaultPending;
+  }
+}
+
 // Given at a communicator's first collective and kept: a few words per communicator, as its flags.
 DeviceBackend::CommFault DeviceBackend::comm_fault(uint32_t comm_id) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -230,6 +230,11 @@ class HostBackend final : public Backend {
     return true;
   }
 
+  void mark_fault(uint32_t window_id) override {
+    if (const uint64_t key = table_.key_of(window_id))
+      std::atomic_ref<uint64_t>(faults_[work::window_slot(key)]).fetch_or(work::kFaultPending, std::memory_order_acq_rel);
+  }
+
   uint64_t stream_ops_enqueued() const override { return ops_.load(); }
 
  private:
