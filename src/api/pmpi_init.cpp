@@ -13,6 +13,7 @@
 #include "backend/launch_trace_file.h"
 #include "coll/context.h"
 #include "core/config.h"
+#include "core/fault_monitor.h"
 #include "core/internode.h"
 #include "errors.h"
 #include "half_datatypes.h"
@@ -61,6 +62,7 @@ int MPI_Finalize(void) {
     std::string why;
     if (!mpix::gpu::finish_launch_trace(rank, &why)) std::fprintf(stderr, "mpix-st: %s\n", why.c_str());
   }
+  mpix::core::stop_fault_monitor();
   mpix::coll::release_all_contexts();
   mpix::core::internode::close();
   mpix::api::free_half_datatypes();

@@ -157,6 +157,8 @@ class Backend {
   // its waits does: its queued lists end their waits at once. For a window whose group holds a
   // process found dead.
   virtual void mark_fault(uint32_t window_id) = 0;
+  // The reports not yet taken, left in place (any thread may ask: the fault monitor does).
+  virtual void peek_watchdog_reports(std::vector<WatchdogReport> *out) = 0;
   virtual uint64_t stream_ops_enqueued() const = 0;
   // The device this backend's memory lives on (GPU backends: the one current at start-up).
   virtual int device_ordinal() const { return 0; }

@@ -4,11 +4,6 @@
 // work runs at MPI_Win_complete, and post/complete notifications are zero-byte messages.
 #include "epochs.h"
 
-#include <signal.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <chrono>
 #include <thread>
 
@@ -525,20 +520,7 @@ Result drain_notifications(Window &w) {
 std::string peer_state(uint32_t window_id, int peer) {
   const Window *w = find_window_by_id(window_id);
   if (!w || peer < 0 || peer >= w->size || peer == w->rank || !w->peers[peer].node_local) return "";
-  const Peer &p = w->peers[peer];
-  if (p.pid <= 0) return "";
-  bool gone = kill(p.pid, 0) != 0 && errno == ESRCH;
-  if (!gone) {  // a zombie (dead, not yet reaped by its parent) is gone too
-    char path[64], stat[256] = {};
-    std::snprintf(path, sizeof path, "/proc/%d/stat", p.pid);
-    if (FILE *f = std::fopen(path, "r")) {
-      const size_t n = std::fread(stat, 1, sizeof stat - 1, f);
-      std::fclose(f);
-      const char *close_paren = std::strrchr(stat, ')');
-      gone = n > 0 && close_paren && (close_paren[2] == 'Z' || close_paren[2] == 'X');
-    }
-  }
-  return gone ? "; " + note_gone_peer(*w, peer) : "";
+  return process_gone(w->peers[peer].pid) ? "; " + note_gone_peer(*w, peer) : "";
 }
 
 // For a report on a wait for a peer on another node, or for the network's completion of this

@@ -1,6 +1,11 @@
 #include "gone_peers.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <atomic>
 #include <mutex>
 #include <utility>
@@ -33,28 +38,46 @@ std::string describe(const Window &w, int r) {
 
 }  // namespace
 
-std::string note_gone_peer(const Window &w, int peer) {
+bool process_gone(int pid) {
+  if (pid <= 0) return false;
+  if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+  // A zombie (dead, not yet reaped by its parent) is gone too.
+  char path[64], stat[256] = {};
+  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = std::fopen(path, "r");
+  if (!f) return false;
+  const size_t n = std::fread(stat, 1, sizeof stat - 1, f);
+  std::fclose(f);
+  const char *close_paren = std::strrchr(stat, ')');
+  return n > 0 && close_paren && (close_paren[2] == 'Z' || close_paren[2] == 'X');
+}
+
+bool note_gone_process(int world_rank, int pid, uint32_t except_window_id) {
   GonePeers &g = gone();
-  const Peer p = w.peers[peer];
-  bool fresh = false;
   {
     std::lock_guard<std::mutex> lock(g.mu);
-    fresh = !names(g.world_rank_pid, p);
-    if (fresh) g.world_rank_pid.emplace_back(p.world_rank, p.pid);
+    if (std::find(g.world_rank_pid.begin(), g.world_rank_pid.end(), std::make_pair(world_rank, pid)) !=
+        g.world_rank_pid.end())
+      return false;
+    g.world_rank_pid.emplace_back(world_rank, pid);
     g.any.store(true, std::memory_order_release);
   }
-  // Epochs already queued on other windows toward the peer end at once too, instead of each window
-  // waiting out the watchdog in turn (the first report is the news: windows whose group holds the
-  // process fail their queued lists, those toward other peers too, as after a timeout of their own).
-  if (fresh)
-    for_each_window([&](Window &other) {
-      if (&other == &w) return;
-      for (int r = 0; r < other.size; ++r)
-        if (r != other.rank && other.peers[r].world_rank == p.world_rank && other.peers[r].pid == p.pid) {
-          gpu::backend().mark_fault(other.id);
-          return;
-        }
-    });
+  // Epochs already queued on other windows toward the process end at once too, instead of each
+  // window waiting out the watchdog in turn: windows whose group holds it fail their queued lists
+  // (those toward other peers too), as after a timeout of their own.
+  for_each_window([&](Window &other) {
+    if (other.id == except_window_id) return;
+    for (int r = 0; r < other.size; ++r)
+      if (r != other.rank && other.peers[r].world_rank == world_rank && other.peers[r].pid == pid) {
+        gpu::backend().mark_fault(other.id);
+        return;
+      }
+  });
+  return true;
+}
+
+std::string note_gone_peer(const Window &w, int peer) {
+  note_gone_process(w.peers[peer].world_rank, w.peers[peer].pid, w.id);
   return describe(w, peer);
 }
 

@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "fault_monitor.h"
+
 namespace mpix::core {
 namespace {
 std::mutex g_mu;
@@ -44,6 +46,7 @@ void for_each_window(const std::function<void(Window &)> &f) {
 void register_window(std::unique_ptr<Window> w) {
   MPI_Win h = w->handle;
   note_window_created(h);
+  start_fault_monitor();  // where a watchdog is set; once
   std::lock_guard<std::mutex> lock(g_mu);
   g_windows[h] = std::move(w);
 }

@@ -133,6 +133,14 @@ bool DeviceBackend::take_watchdog_report(WatchdogReport *out, uint32_t window_id
   return true;
 }
 
+void DeviceBackend::peek_watchdog_reports(std::vector<WatchdogReport> *out) {
+  out->clear();
+  volatile work::WatchdogMailbox *box = mailbox_;
+  if (!box->fired) return;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  out->push_back(WatchdogReport{box->window_id, box->peer, box->reason, box->expected, box->observed});
+}
+
 // Host memory the kernels read: a plain store (a kernel that marks it too stores the same bit).
 void DeviceBackend::mark_fault(uint32_t window_id) {
   if (const uint64_t key = table_.key_of(window_id)) {

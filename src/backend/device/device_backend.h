@@ -31,6 +31,7 @@ class DeviceBackend final : public Backend {
   std::string last_error() const override;
   bool take_watchdog_report(WatchdogReport *out, uint32_t window_id, const void *stream) override;
   void mark_fault(uint32_t window_id) override;
+  void peek_watchdog_reports(std::vector<WatchdogReport> *out) override;
   uint64_t stream_ops_enqueued() const override { return launches_.load(); }
   int device_ordinal() const override { return device_; }
   std::string device_id() const override { return device_id_; }

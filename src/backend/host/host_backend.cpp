@@ -230,6 +230,11 @@ class HostBackend final : public Backend {
     return true;
   }
 
+  void peek_watchdog_reports(std::vector<WatchdogReport> *out) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    *out = watchdog_;
+  }
+
   void mark_fault(uint32_t window_id) override {
     if (const uint64_t key = table_.key_of(window_id))
       std::atomic_ref<uint64_t>(faults_[work::window_slot(key)]).fetch_or(work::kFaultPending, std::memory_order_acq_rel);
