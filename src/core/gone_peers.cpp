@@ -3,10 +3,10 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <atomic>
 #include <mutex>
 #include <utility>
 
@@ -26,8 +26,8 @@ GonePeers &gone() {
   return g;
 }
 
-bool names(const std::vector<std::pair<int, int>> &list, const Peer &p) {
-  return std::find(list.begin(), list.end(), std::make_pair(p.world_rank, p.pid)) != list.end();
+bool names(const std::vector<std::pair<int, int>> &list, int world_rank, int pid) {
+  return std::find(list.begin(), list.end(), std::make_pair(world_rank, pid)) != list.end();
 }
 
 std::string describe(const Window &w, int r) {
@@ -56,9 +56,7 @@ bool note_gone_process(int world_rank, int pid, uint32_t except_window_id) {
   GonePeers &g = gone();
   {
     std::lock_guard<std::mutex> lock(g.mu);
-    if (std::find(g.world_rank_pid.begin(), g.world_rank_pid.end(), std::make_pair(world_rank, pid)) !=
-        g.world_rank_pid.end())
-      return false;
+    if (names(g.world_rank_pid, world_rank, pid)) return false;
     g.world_rank_pid.emplace_back(world_rank, pid);
     g.any.store(true, std::memory_order_release);
   }
@@ -86,7 +84,8 @@ std::string gone_peer_among(const Window &w, const std::vector<int> &peers) {
   if (!g.any.load(std::memory_order_acquire)) return "";
   std::lock_guard<std::mutex> lock(g.mu);
   for (int r : peers) {
-    if (r >= 0 && r < w.size && r != w.rank && names(g.world_rank_pid, w.peers[r])) return describe(w, r);
+    if (r >= 0 && r < w.size && r != w.rank && names(g.world_rank_pid, w.peers[r].world_rank, w.peers[r].pid))
+      return describe(w, r);
   }
   return "";
 }
