@@ -7,19 +7,6 @@ using namespace mt;
 
 namespace {
 
-const char *stream_type() { return kCuda ? "cudaStream_t" : "MPIX_Host_stream"; }
-
-MPIX_Stream wrap(void *s) {
-  MPI_Info info;
-  MPI_Info_create(&info);
-  MPI_Info_set(info, "type", stream_type());
-  MT_OK(MPIX_Info_set_hex(info, "value", &s, sizeof s));
-  MPIX_Stream stream = MPIX_STREAM_NULL;
-  MT_OK(MPIX_Stream_create(info, &stream));
-  MPI_Info_free(&info);
-  return stream;
-}
-
 void collectives(MPI_Comm comm, void *s) {
   g_context = "enqueue collectives";
   const int n = 1000;
@@ -100,7 +87,7 @@ void misuse(void *s) {
 int main(int argc, char **argv) {
   init(&argc, &argv, "enqueue_api");
   void *s = stream_create();
-  MPIX_Stream stream = wrap(s);
+  MPIX_Stream stream = wrap_stream(s);
   MPI_Comm comm;
   MT_OK(MPIX_Stream_comm_create(MPI_COMM_WORLD, stream, &comm));
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);

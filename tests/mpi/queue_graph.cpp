@@ -26,8 +26,6 @@ std::vector<Message> block_messages() {
   return m;
 }
 
-const char *stream_type() { return kCuda ? "cudaStream_t" : "MPIX_Host_stream"; }
-
 // The buffers of one block: a send and a receive buffer per message.
 struct Block {
   std::vector<Message> msgs = block_messages();
@@ -225,13 +223,7 @@ int main(int argc, char **argv) {
     MPI_Comm_free(&comm);
   }
   {
-    MPIX_Stream ms;
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "type", stream_type());
-    MT_OK(MPIX_Info_set_hex(info, "value", &s, sizeof s));
-    MT_OK(MPIX_Stream_create(info, &ms));
-    MPI_Info_free(&info);
+    MPIX_Stream ms = wrap_stream(s);
     MPI_Comm comm;
     MT_OK(MPIX_Stream_comm_create(MPI_COMM_WORLD, ms, &comm));
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);

@@ -11,20 +11,13 @@ using namespace mt;
 
 namespace {
 
-const char *stream_type() { return kCuda ? "cudaStream_t" : "MPIX_Host_stream"; }
-
 struct StreamComm {
   void *stream = nullptr;
   MPIX_Stream mstream = MPIX_STREAM_NULL;
   MPI_Comm comm = MPI_COMM_NULL;
   StreamComm() {
     stream = stream_create();
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "type", stream_type());
-    MT_OK(MPIX_Info_set_hex(info, "value", &stream, sizeof stream));
-    MT_OK(MPIX_Stream_create(info, &mstream));
-    MPI_Info_free(&info);
+    mstream = wrap_stream(stream);
     MT_OK(MPIX_Stream_comm_create(MPI_COMM_WORLD, mstream, &comm));
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   }

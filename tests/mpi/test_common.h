@@ -329,6 +329,22 @@ inline int stream_sync_rc(void *s) {
 }
 #define MT_SYNC(s) MT_OK(::mt::stream_sync_rc(s))
 
+#ifdef MPIX_ST_DEFINES_MPIX_STREAM
+// The info "type" naming this build's streams for MPIX_Stream_create.
+inline const char *stream_type() { return kCuda ? "cudaStream_t" : "MPIX_Host_stream"; }
+// An MPIX_Stream wrapping stream s (MPICH's spelling: the stream communicators' and enqueue calls').
+inline MPIX_Stream wrap_stream(void *s) {
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "type", stream_type());
+  MT_OK(MPIX_Info_set_hex(info, "value", &s, sizeof s));
+  MPIX_Stream stream = MPIX_STREAM_NULL;
+  MT_OK(MPIX_Stream_create(info, &stream));
+  MPI_Info_free(&info);
+  return stream;
+}
+#endif
+
 // The report that the stream's earlier work left (a watchdog or freed-window event): GPU backends
 // keep it in the library until asked for (MPIX_St_check(MPI_WIN_NULL) raises any window's, freed
 // ones included); the host backend returns it from the stream's synchronisation.
