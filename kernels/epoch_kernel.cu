@@ -305,7 +305,10 @@ __device__ void accumulate_run(const Item &it, char *dst, const char *src, const
     accumulate_run_elements<decltype(t), decltype(bits)>(dst, src, r, it.op, lane, width);
   });
 }
-__device__ void walk_runs(const Item &head, const Item &list, uint64_t tid, uint64_t nthreads, ThreadCursor &cursor) {
+// `move` false: the cursor advances as if the runs were walked, and nothing moves (a two-sided
+// receive whose message is not the whole type, work::kWholeCounted).
+__device__ void walk_runs(const Item &head, const Item &list, uint64_t tid, uint64_t nthreads, ThreadCursor &cursor,
+                          bool move) {
   const auto *runs = reinterpret_cast<const mpix::work::Run *>(list.a);
   const bool acc = head.kind == mpix::work::kAccumulatePairs;
   char *dst = reinterpret_cast<char *>(head.a);
@@ -313,7 +316,7 @@ __device__ void walk_runs(const Item &head, const Item &list, uint64_t tid, uint
   const uint64_t n = list.b, large = list.bytes < n ? list.bytes : n;
   for (uint64_t i = 0; i < large; ++i) {  // one piece each (pair_lists.cpp)
     const mpix::work::Run r = runs[i];
-    move_bytes(head, acc, dst + r.dst, src + r.src, r.bytes, cursor.rank(tid, nthreads), nthreads);
+    if (move) move_bytes(head, acc, dst + r.dst, src + r.src, r.bytes, cursor.rank(tid, nthreads), nthreads);
     cursor.advance(work_units(acc, head, r.bytes), nthreads);
   }
   const uint32_t nthreads32 = static_cast<uint32_t>(nthreads), tid32 = static_cast<uint32_t>(tid);
@@ -322,7 +325,7 @@ __device__ void walk_runs(const Item &head, const Item &list, uint64_t tid, uint
   const uint32_t groups = nthreads32 >> shift;
   const uint32_t at_group = cursor.at >> shift, first_group = at_group >= groups ? at_group - groups : at_group;
   cursor.advance((n - large) << shift, nthreads32);
-  if (tid32 >= groups << shift) return;  // threads beyond whole groups (none with 512-thread blocks)
+  if (!move || tid32 >= groups << shift) return;  // threads beyond whole groups (none with 512-thread blocks)
   const uint32_t mine = tid32 >> shift;
   const uint32_t group = mine >= first_group ? mine - first_group : mine + groups - first_group;
   const uint32_t lane = tid32 & (width - 1);
@@ -487,7 +490,10 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
       continue;  // used with the item before it
     } else {
       if (mpix::work::is_pairs_head(it.kind)) {
-        if (i + 1 < end_ops) walk_runs(it, p.items[i + 1], tid, nthreads, cursor);  // launches keep the two together
+        // Every thread reads a counted receive's length (after the list's waits), as kCopyCounted.
+        const bool move = !(it.flags & mpix::work::kWholeCounted) ||
+                          *reinterpret_cast<const volatile uint64_t *>(it.b + static_cast<int64_t>(it.peer)) == it.bytes;
+        if (i + 1 < end_ops) walk_runs(it, p.items[i + 1], tid, nthreads, cursor, move);  // launches keep the two together
         if (it.kind == mpix::work::kCopyPairs) continue;
       } else {
         move_bytes(it, true, reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,

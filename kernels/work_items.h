@@ -162,6 +162,10 @@ enum ItemFlags : uint8_t {
   // forwards: it is not stored once the list's skip word is set (LaunchHeader::skip_addr), as the
   // agent forwards no ring of the window then (ring_stopped).
   kStopsOnSkip = 16,
+  // Pairs copy (kCopyPairs) of a two-sided receive with a derived datatype: the 64-bit word at
+  // b + peer (a signed byte offset, as kCopyCounted's) is the message's length, and the pieces are
+  // copied only where it equals `bytes` (the whole type), nothing otherwise.
+  kWholeCounted = 32,
 };
 
 struct Item {

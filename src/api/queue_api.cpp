@@ -2,6 +2,7 @@
 // sends and receives. Argument checks and errors here (naming the call); the engine is src/p2p.
 #include <mpi.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "core/datatype_flatten.h"
 #include "errors.h"
 #include "host_streams.h"
 #include "mpich_streams.h"
@@ -72,19 +74,11 @@ Result check_comm(MPI_Comm comm) {
   return ok();
 }
 
-// Contiguous datatypes only for now: *size is the bytes of one element.
+// *size: the bytes of one element. Derived datatypes travel packed (engine.cpp, pieces_of).
 Result check_type(MPI_Datatype t, uint64_t *size) {
-  if (t == MPI_DATATYPE_NULL) return fail(MPI_ERR_TYPE, "the datatype is MPI_DATATYPE_NULL");
-  int s = 0;
-  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  if (PMPI_Type_size(t, &s) != MPI_SUCCESS || PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS ||
-      PMPI_Type_get_true_extent(t, &true_lb, &true_extent) != MPI_SUCCESS)
-    return fail(MPI_ERR_TYPE, "the datatype is not valid");
-  if (lb != 0 || true_lb != 0 || extent != s || true_extent != s)
-    return fail(MPI_ERR_TYPE, "the datatype is not contiguous (size " + std::to_string(s) + ", extent " +
-                                  std::to_string(extent) + "): two-sided stream messages take contiguous datatypes "
-                                  "for now");
-  *size = static_cast<uint64_t>(s);
+  mpix::core::TypeFacts f;
+  if (Result r = mpix::core::type_facts(t, &f)) return fail(r.mpi_class, "the datatype " + r.message);
+  *size = f.size;
   return ok();
 }
 
@@ -116,6 +110,8 @@ Result make_op(bool send, const char *call, const void *buf, int count, MPI_Data
                 "MPI_ANY_TAG is not supported: name the tag (matching is decided when the call is made)");
   if (tag < 0 || tag > tag_ub())
     return fail(MPI_ERR_TAG, "tag " + std::to_string(tag) + " is outside 0.." + std::to_string(tag_ub()));
+  if (count > 0 && size > UINT64_MAX / static_cast<uint64_t>(count))
+    return fail(MPI_ERR_COUNT, std::to_string(count) + " elements of " + std::to_string(size) + " bytes overflow");
   const uint64_t bytes = size * static_cast<uint64_t>(count);
   if (bytes > 0 && peer != MPI_PROC_NULL) {
     if (!buf) return fail(MPI_ERR_BUFFER, "the buffer is NULL with " + std::to_string(bytes) + " bytes");

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/config.h"
+#include "core/datatype_flatten.h"
 #include "core/list_items.h"
 
 namespace mpix::p2p {
@@ -67,6 +68,30 @@ work::Item at_round(work::Item it, uint64_t *cursor, uint64_t round, bool counte
   return it;
 }
 
+// The data of op between its buffer and a mailbox: one copy, or a derived type's pieces (a pairs
+// item and its list, work::kCopyPairs). `dst`, `src`: the bases the pieces' offsets start from.
+void push_data(gpu::WorkList &list, const Op &op, char *dst, char *src) {
+  const core::PairList &l = op.pairs;
+  if (l.count <= 1) {
+    const int64_t d = l.count ? l.single.dst : 0, s = l.count ? l.single.src : 0;
+    list.ops.push_back(core::copy_item(dst + d, src + s, op.bytes));
+    return;
+  }
+  work::Item head{};
+  head.kind = work::kCopyPairs;
+  head.a = reinterpret_cast<uint64_t>(dst);
+  head.b = reinterpret_cast<uint64_t>(src);
+  head.bytes = l.bytes;
+  work::Item runs{};
+  runs.kind = work::kPairList;
+  runs.a = l.address;
+  runs.b = l.runs;
+  runs.bytes = l.large;
+  runs.peer = static_cast<int32_t>(l.group_shift);
+  list.ops.push_back(head);
+  list.ops.push_back(runs);
+}
+
 // A send's items: the mailbox's previous round taken, the data and header in, "full" stored.
 void send_items(gpu::WorkList &list, const Op &op) {
   const Context &c = *op.ctx;
@@ -78,7 +103,7 @@ void send_items(gpu::WorkList &list, const Op &op) {
     list.waits.push_back(at_round(core::wait_item(c.free_out(op.peer, box), 0, op.peer, work::kWaitPost), cursor,
                                   round, counted));
   char *mb = c.mailbox_out(op.peer, box);
-  if (op.bytes > 0) list.ops.push_back(core::copy_item(mb + kDataAt, op.buf, op.bytes));
+  if (op.bytes > 0) push_data(list, op, mb + kDataAt, static_cast<char *>(op.buf));
   list.ops.push_back(store2(mb, 1, op.ident));
   list.ops.push_back(store2(mb + 16, 0, op.bytes));
   list.signals.push_back(at_round(core::signal_item(c.full_out(op.peer, box), 1), cursor, round, counted));
@@ -97,13 +122,22 @@ void receive_items(gpu::WorkList &list, const Op &op) {
   char *mb = c.mailbox_in(op.peer, box);
   if (!op.captured) list.ops.push_back(core::copy_item(op.record, mb, kHeaderBytes));
   if (op.bytes > 0) {
-    work::Item copy{};
-    copy.kind = work::kCopyCounted;
-    copy.a = reinterpret_cast<uint64_t>(op.buf);
-    copy.b = reinterpret_cast<uint64_t>(mb + kDataAt);
-    copy.bytes = op.bytes;
-    copy.peer = static_cast<int32_t>(kLengthAt) - static_cast<int32_t>(kDataAt);
-    list.ops.push_back(copy);
+    // The sender's length decides: a prefix of the buffer (one piece), or the whole type.
+    const int32_t length_at = static_cast<int32_t>(kLengthAt) - static_cast<int32_t>(kDataAt);
+    if (op.pairs.count > 1) {
+      push_data(list, op, static_cast<char *>(op.buf), mb + kDataAt);
+      list.ops[list.ops.size() - 2].flags |= work::kWholeCounted;
+      list.ops[list.ops.size() - 2].peer = length_at;
+    } else {
+      const int64_t at = op.pairs.count == 1 ? op.pairs.single.dst : 0;
+      work::Item copy{};
+      copy.kind = work::kCopyCounted;
+      copy.a = reinterpret_cast<uint64_t>(static_cast<char *>(op.buf) + at);
+      copy.b = reinterpret_cast<uint64_t>(mb + kDataAt);
+      copy.bytes = op.bytes;
+      copy.peer = length_at;
+      list.ops.push_back(copy);
+    }
   }
   if (op.user_status && host_backend())
     list.ops.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(),
@@ -151,6 +185,7 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
   if (capturing)
     for (const auto &op : ops) op->ctx->cursors_counted = false;
   for (const auto &op : ops) (sends ? send_items : receive_items)(list, *op);
+  core::place_pair_lists_on_device(list, capturing);
   if (!capturing) list.signals.push_back(list_ran(q));  // replays would count lists no call enqueued
   gpu::Backend &be = gpu::backend();
   if (be.enqueue(q.stream, list))
@@ -241,6 +276,11 @@ void finish(Op &op) {
       set_error(op, MPI_ERR_TRUNCATE,
                 "message of " + std::to_string(rec[3]) + " bytes is longer than the receive buffer (" +
                     std::to_string(op.bytes) + " bytes); nothing was written to the buffer");
+    } else if (rec[3] < op.bytes && op.pairs.count > 1) {
+      set_error(op, MPI_ERR_UNSUPPORTED_OPERATION,
+                "message of " + std::to_string(rec[3]) + " bytes is shorter than the receive's derived datatype (" +
+                    std::to_string(op.bytes) + " bytes in " + std::to_string(op.pairs.count) +
+                    " pieces): such receives take messages of their whole size; nothing was written to the buffer");
     }
   }
   if (op.greq != MPI_REQUEST_NULL && !op.greq_completed) {
@@ -306,6 +346,26 @@ int free_fn(void *extra) {
 
 int cancel_fn(void *, int) { return MPI_SUCCESS; }  // a stream operation cannot be cancelled
 
+// A derived datatype's pieces between op's buffer and the mailbox, packed there (pair_lists.h:
+// the mailbox side is op.bytes of MPI_BYTE). Contiguous buffers keep none.
+Result pieces_of(Op &op, const Context &c) {
+  if (op.bytes == 0 || core::is_named(op.type)) return ok();
+  core::TypeFacts f;
+  if (Result r = core::type_facts(op.type, &f)) return fail(r.mpi_class, "the datatype " + r.message);
+  if (f.lb == 0 && f.true_lb == 0 && f.extent == static_cast<int64_t>(f.size) &&
+      f.true_extent == static_cast<int64_t>(f.size))
+    return ok();
+  // A receive of a derived type takes its whole size or, for one piece, a prefix; larger than a
+  // mailbox it could never be filled.
+  if (!op.send && op.bytes > c.slot_bytes)
+    return fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                "a receive of " + std::to_string(op.bytes) + " bytes of a derived datatype: messages are limited to " +
+                    std::to_string(c.slot_bytes) + " bytes, a mailbox (MPIX_ST_P2P_SLOT_KIB)");
+  const core::PairKey key{op.type, op.count, MPI_BYTE, static_cast<int>(op.bytes), !op.send};
+  if (Result r = core::pair_list(key, &op.pairs)) return fail(r.mpi_class, "the datatype: " + r.message);
+  return ok();
+}
+
 }  // namespace
 
 Op::~Op() {
@@ -364,6 +424,7 @@ Result match(Op &op, bool capturing) {
                 "a message of " + std::to_string(op.bytes) + " bytes: messages are limited to " +
                     std::to_string(c.slot_bytes) + " bytes, a mailbox (MPIX_ST_P2P_SLOT_KIB; larger messages "
                                                    "are not supported yet)");
+  if (Result r = pieces_of(op, c)) return r;
   op.channel = channel_of(op.tag);
   const size_t at = static_cast<size_t>(op.peer) * kChannels + op.channel;
   op.use = op.send ? c.sent[at]++ : c.received[at]++;

@@ -23,6 +23,7 @@
 
 #include "backend/backend.h"
 #include "context.h"
+#include "core/pair_lists.h"
 #include "core/result.h"
 
 namespace mpix::p2p {
@@ -40,6 +41,9 @@ struct Op {
   uint64_t bytes = 0;                    // send: the length; receive: the buffer's size
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
+  // A derived datatype's pieces between the buffer and the mailbox, packed there in type-map order
+  // (dst: the mailbox for a send, the buffer for a receive); count 0 for a contiguous buffer.
+  core::PairList pairs;
   int channel = 0;
   uint64_t use = 0;                      // its number among the messages of its channel
   uint64_t ident = 0;                    // layout.h, identity
@@ -85,8 +89,9 @@ core::Result make_queue(void *stream, bool user_queue, std::shared_ptr<Queue> *o
 // MPICH's spelling: the queue of a stream (made at its first use).
 core::Result queue_of_stream(void *stream, std::shared_ptr<Queue> *out);
 
-// Fills op's matching fields (context, channel, message numbers) for a message with `peer` on
-// `comm`; checks the peer can be reached. Program order of these calls is the matching order.
+// Fills op's matching fields (context, channel, message numbers) and, for a derived datatype, its
+// pieces, for a message with `peer` on `comm`; checks the peer can be reached. Program order of
+// these calls is the matching order.
 core::Result match(Op &op, bool capturing);
 
 // The queue records `op`, started or not (HPE: not until MPIX_Enqueue_start).

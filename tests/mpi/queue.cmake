@@ -20,6 +20,11 @@ mpix_mpi_runs(queue_order NP 2 3 4)
 # wrong side of a capture's edge refused.
 mpix_mpi_program(queue_graph)
 mpix_mpi_runs(queue_graph NP 2 3)
+# Derived datatypes (vector, indexed, resized struct, one displaced block) on either side or both,
+# several messages in flight, both spellings, byte-exact against MPI_Pack/MPI_Unpack, gaps kept;
+# shorter, longer and uncommitted cases.
+mpix_mpi_program(queue_datatypes)
+mpix_mpi_runs(queue_datatypes NP 2 3)
 # Soak: 10^4 messages per rank, byte-exact, both spellings, 1000 messages in flight per synchronisation.
 mpix_mpi_program(queue_soak)
 mpix_mpi_runs(queue_soak NP 2 4)

@@ -141,14 +141,19 @@ void copy_staged(const Item &it) {
   }
 }
 
+// The message length a counted copy reads (work::kCopyCounted, work::kWholeCounted).
+uint64_t counted_length(const Item &it) {
+  const auto *length = reinterpret_cast<const uint64_t *>(it.b + static_cast<int64_t>(it.peer));
+  return std::atomic_ref<uint64_t>(const_cast<uint64_t &>(*length)).load(std::memory_order_acquire);
+}
+
 bool run_op(const Item &it, std::string *why) {
   if (it.kind == work::kCopyStaged) {
     copy_staged(it);
     return true;
   }
   if (it.kind == work::kCopyCounted) {
-    const auto *length = reinterpret_cast<const uint64_t *>(it.b + static_cast<int64_t>(it.peer));
-    const uint64_t n = std::atomic_ref<uint64_t>(const_cast<uint64_t &>(*length)).load(std::memory_order_acquire);
+    const uint64_t n = counted_length(it);
     if (n <= it.bytes) std::memmove(reinterpret_cast<void *>(it.a), reinterpret_cast<const void *>(it.b), n);
     return true;
   }
@@ -227,6 +232,7 @@ bool cma_runs(const Item &head, const work::Run *runs, uint64_t n, std::string *
 }
 
 bool run_pairs(const Item &head, const Item &list, std::string *why) {
+  if ((head.flags & work::kWholeCounted) && counted_length(head) != head.bytes) return true;
   const auto *runs = reinterpret_cast<const work::Run *>(list.a);
   if (head.kind == work::kCopyPairs && (head.flags & (work::kDstRemoteCma | work::kSrcRemoteCma)))
     return cma_runs(head, runs, list.b, why);
