@@ -17,7 +17,7 @@ bool mode_available(const std::string &mode, const Options &o, const Plan &plan,
       return false;
     }
 #endif
-    *why = two_sided_unavailable(plan, comm);
+    *why = two_sided_unavailable(plan, comm, o.graph);
     return why->empty();
   }
   if (mode != "nccl") return true;

@@ -46,11 +46,11 @@ size_t mailbox_bytes() {
   return std::strcmp(MPIX_St_backend_name(), "host") == 0 ? kMailboxBytesHost : kMailboxBytesGpu;
 }
 
-std::string two_sided_unavailable(const Plan &plan, MPI_Comm comm) {
+std::string two_sided_unavailable(const Plan &plan, MPI_Comm comm, bool graph) {
   int64_t mine = 0, largest = 0;
   for (const Link &l : plan.links) mine = std::max<int64_t>(mine, l.count * int64_t(sizeof(double)));
   MPI_Allreduce(&mine, &largest, 1, MPI_INT64_T, MPI_MAX, comm);
-  const int remote_mine = has_remote_peer(plan, comm) ? 1 : 0;
+  const int remote_mine = graph && has_remote_peer(plan, comm) ? 1 : 0;
   int remote = 0;
   MPI_Allreduce(&remote_mine, &remote, 1, MPI_INT, MPI_LOR, comm);
   const size_t limit = mailbox_bytes();
@@ -58,9 +58,9 @@ std::string two_sided_unavailable(const Plan &plan, MPI_Comm comm) {
     return "the largest face message, " + std::to_string(largest) + " B, exceeds the " + std::to_string(limit >> 10) +
            " KiB that one two-sided message may carry on the " + MPIX_St_backend_name() +
            " backend (doc/guide/two-sided.md)";
-  if (remote)
-    return "a neighbour is on another node (or virtual node, MPIX_ST_VNODE_SIZE); two-sided messages reach "
-           "node-local peers only (doc/guide/two-sided.md)";
+  if (remote && graph)
+    return "a neighbour is on another node (or virtual node, MPIX_ST_VNODE_SIZE), and two-sided messages between "
+           "nodes cannot be captured into a graph yet (doc/guide/two-sided.md)";
   return "";
 }
 

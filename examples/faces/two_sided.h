@@ -18,9 +18,9 @@ constexpr size_t kMailboxBytesGpu = size_t(1) << 20;    // CUDA and HIP backends
 size_t mailbox_bytes();
 
 // Why the two-sided modes cannot run this input here; empty when they can. Collective over
-// `comm` (every rank reaches the same verdict): a link message larger than a mailbox on any rank,
-// a neighbour on another node or virtual node.
-std::string two_sided_unavailable(const Plan &plan, MPI_Comm comm);
+// `comm` (every rank reaches the same verdict): a link message larger than a mailbox on any rank;
+// with `graph`, a neighbour on another node or virtual node (such messages are not captured yet).
+std::string two_sided_unavailable(const Plan &plan, MPI_Comm comm, bool graph);
 // How a mode's block runs, for its detail line: eagerly, or (--graph) captured and replayed.
 inline std::string block_text(bool graph) {
   return graph ? ", captured into one graph per block, replayed" : ", one synchronisation per block";

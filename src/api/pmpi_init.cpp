@@ -16,6 +16,7 @@
 #include "core/fault_monitor.h"
 #include "core/internode.h"
 #include "errors.h"
+#include "p2p/network.h"
 #include "half_datatypes.h"
 #include "settings/settings.h"
 #include "topo/locality.h"
@@ -64,6 +65,7 @@ int MPI_Finalize(void) {
   }
   mpix::core::stop_fault_monitor();
   mpix::coll::release_all_contexts();
+  mpix::p2p::net::settle_all();
   mpix::core::internode::close();
   mpix::api::free_half_datatypes();
   return PMPI_Finalize();

@@ -193,6 +193,9 @@ void report(const State &s) {
 
 void close() {
   State &s = state();
+  // Operations of peers toward this rank complete only while its endpoint is open (and driven):
+  // no rank closes before every rank has waited for its own.
+  if (s.fabric) PMPI_Barrier(MPI_COMM_WORLD);
   report(s);
   s.agent.reset();
   s.budget.reset();

@@ -16,7 +16,9 @@ namespace mpix::core::internode {
 
 // Collective over MPI_COMM_WORLD; call right after the underlying MPI_Init.
 void open_if_needed();
-// Stops the doorbell agent and closes the fabric; call right before the underlying MPI_Finalize.
+// Stops the doorbell agent and closes the fabric; call right before the underlying MPI_Finalize,
+// after every wait for operations already posted (collective over MPI_COMM_WORLD where the
+// transport is open).
 void close();
 // Whether the transport is up; otherwise an error saying why (provider, settings).
 Result available();

@@ -11,6 +11,7 @@
 #include "core/config.h"
 #include "core/window_setup.h"
 #include "engine.h"
+#include "network.h"
 #include "settings/settings.h"
 #include "topo/locality.h"
 
@@ -35,12 +36,16 @@ void release(Context *c) {
   bool drained = true;
   for (auto &[queue, lists] : c->users)
     drained = drained && core::stream_work_drained([q = queue.get()] { return lists_ran(*q); }, lists);
+  // Puts toward peers on other nodes read the staging memory after the lists rang them.
+  if (c->remote)
+    for (auto &[queue, lists] : c->users) net::settle(*queue);
   c->users.clear();
   if (!drained) {
     std::fprintf(stderr, "mpix-st: two-sided messages on communicator %u had not run when it was freed; its "
                          "mailbox memory is leaked\n", c->id);
     return;
   }
+  net::detach(*c);
   gpu::Backend &be = gpu::backend();
   for (gpu::MappedRegion &m : c->mapped) be.release_region(&m);
   c->mapped.clear();
@@ -127,7 +132,7 @@ core::Result build(Context &c, MPI_Comm comm) {
   c.slot_bytes = mine.slot_bytes;
   for (int q = 0; q < c.size; ++q) {
     if (!all[q].ok && failed_rank < 0) failed_rank = q;
-    if (c.local[q] >= 0 && all[q].slot_bytes != mine.slot_bytes && other_slot < 0) other_slot = q;
+    if (all[q].slot_bytes != mine.slot_bytes && other_slot < 0) other_slot = q;
   }
   if (failed_rank >= 0)
     return core::fail(core::resource_error_class(),
@@ -171,6 +176,8 @@ core::Result build(Context &c, MPI_Comm comm) {
   be.exported_region_mapped(c.flags);
   if (!why.empty()) return core::fail(core::resource_error_class(), why);
   if (!all_ok) return core::fail(core::resource_error_class(), "another rank could not map the mailbox memory");
+  if (c.nlocal < c.size)
+    if (core::Result r = net::attach(c, where)) return r;
   c.sent.assign(static_cast<size_t>(c.size) * kChannels, 0);
   c.received.assign(static_cast<size_t>(c.size) * kChannels, 0);
   return core::ok();

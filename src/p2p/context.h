@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,9 @@
 namespace mpix::p2p {
 
 struct Queue;
+namespace net {
+struct Remote;
+}
 
 struct Context {
   MPI_Comm comm = MPI_COMM_NULL;
@@ -33,6 +37,10 @@ struct Context {
   std::vector<char *> peer_areas;
   std::vector<uint64_t *> peer_flags;
   std::vector<gpu::MappedRegion> mapped;  // to release
+  // Peers on other nodes (network.h): their mailboxes and flags through the transport; null where
+  // every rank is on this node, or where the transport is not up (remote_why says why).
+  std::shared_ptr<net::Remote> remote;
+  std::string remote_why;
 
   // Matching state (under engine.h's lock()): messages of each channel so far, both ways, by peer
   // rank; and per (peer, tag) the count the identity words carry.

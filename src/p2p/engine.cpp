@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "core/datatype_flatten.h"
 #include "core/list_items.h"
+#include "network.h"
 
 namespace mpix::p2p {
 
@@ -92,34 +93,57 @@ void push_data(gpu::WorkList &list, const Op &op, char *dst, char *src) {
   list.ops.push_back(runs);
 }
 
-// A send's items: the mailbox's previous round taken, the data and header in, "full" stored.
-void send_items(gpu::WorkList &list, const Op &op) {
+// Where a message travels, as this rank's stream reaches it: the mailbox it writes (a send) or
+// reads (a receive), the word it waits on ("free" for a send, "full" for a receive), the peer's
+// word it signals (the receiver's "full", stored; the sender's "free", added to), and the cursor of
+// its rounds. A peer on another node: the staging mailbox that the network copies from, words in
+// the network's flag memory, and no word to signal (a doorbell ring fires the network's signal).
+struct Route {
+  char *mailbox;
+  uint64_t *wait_word, *signal_word, *cursor;
+  bool remote;
+};
+
+Route route_of(const Op &op, int box) {
   const Context &c = *op.ctx;
-  const int box = box_index(op.channel, op.use);
+  const int p = op.peer;
+  if (c.local[p] >= 0)
+    return op.send ? Route{c.mailbox_out(p, box), c.free_out(p, box), c.full_out(p, box), c.sent_cursor(p, box), false}
+                   : Route{c.mailbox_in(p, box), c.full_in(p, box), c.free_in(p, box), c.received_cursor(p, box), false};
+  const net::Remote &r = *c.remote;
+  const int j = r.index[p];
+  return op.send ? Route{r.staging_out(p, box), r.word(free_word(j, box)), nullptr,
+                         r.word(sent_cursor_word(r.nremote, j, box)), true}
+                 : Route{r.mailbox_in(p, box), r.word(full_word(j, box)), nullptr,
+                         r.word(received_cursor_word(r.nremote, j, box)), true};
+}
+
+// A send's items: the mailbox's previous round taken, the data and header in, "full" stored.
+void send_items(gpu::WorkList &list, const Op &op, const Route &rt) {
+  const Context &c = *op.ctx;
   const uint64_t round = box_round(op.use);
-  uint64_t *cursor = c.sent_cursor(op.peer, box);
   const bool counted = c.cursors_counted;
   if (round > 0 || !counted)
-    list.waits.push_back(at_round(core::wait_item(c.free_out(op.peer, box), 0, op.peer, work::kWaitPost), cursor,
-                                  round, counted));
-  char *mb = c.mailbox_out(op.peer, box);
+    list.waits.push_back(at_round(core::wait_item(rt.wait_word, 0, op.peer, work::kWaitPost), rt.cursor, round,
+                                  counted));
+  char *mb = rt.mailbox;
   if (op.bytes > 0) push_data(list, op, mb + kDataAt, static_cast<char *>(op.buf));
   list.ops.push_back(store2(mb, 1, op.ident));
   list.ops.push_back(store2(mb + 16, 0, op.bytes));
-  list.signals.push_back(at_round(core::signal_item(c.full_out(op.peer, box), 1), cursor, round, counted));
-  list.signals.push_back(core::advance(cursor));
+  if (rt.signal_word)
+    list.signals.push_back(at_round(core::signal_item(rt.signal_word, 1), rt.cursor, round, counted));
+  list.signals.push_back(core::advance(rt.cursor));
 }
 
 // A receive's items: "full" awaited; the header copied into the record (not for a captured
 // receive, which nothing checks on the host), the data (the sender's length, only where it fits:
 // kCopyCounted) into the buffer; "free" added. One launch on a GPU.
-void receive_items(gpu::WorkList &list, const Op &op) {
+void receive_items(gpu::WorkList &list, const Op &op, const Route &rt) {
   const Context &c = *op.ctx;
-  const int box = box_index(op.channel, op.use);
-  uint64_t *cursor = c.received_cursor(op.peer, box);
-  list.waits.push_back(at_round(core::wait_item(c.full_in(op.peer, box), 1, op.peer, work::kWaitComplete), cursor,
+  uint64_t *cursor = rt.cursor;
+  list.waits.push_back(at_round(core::wait_item(rt.wait_word, 1, op.peer, work::kWaitComplete), cursor,
                                 box_round(op.use), c.cursors_counted));
-  char *mb = c.mailbox_in(op.peer, box);
+  char *mb = rt.mailbox;
   if (!op.captured) list.ops.push_back(core::copy_item(op.record, mb, kHeaderBytes));
   if (op.bytes > 0) {
     // The sender's length decides: a prefix of the buffer (one piece), or the whole type.
@@ -142,7 +166,7 @@ void receive_items(gpu::WorkList &list, const Op &op) {
   if (op.user_status && host_backend())
     list.ops.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(),
                                        mb + kLengthAt, 4));
-  list.signals.push_back(add_one(c.free_in(op.peer, box)));
+  if (rt.signal_word) list.signals.push_back(add_one(rt.signal_word));
   list.signals.push_back(core::advance(cursor));
 }
 
@@ -184,13 +208,28 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
   // Replays advance cursors the host cannot count: from now on the lists read them.
   if (capturing)
     for (const auto &op : ops) op->ctx->cursors_counted = false;
-  for (const auto &op : ops) (sends ? send_items : receive_items)(list, *op);
+  // Operations toward other nodes are posted for the queue's next doorbell ring, which the list
+  // rings once after all its messages.
+  bool remote = false;
+  for (const auto &op : ops) {
+    const Route rt = route_of(*op, box_index(op->channel, op->use));
+    (sends ? send_items : receive_items)(list, *op, rt);
+    if (!rt.remote) continue;
+    if (Result r = sends ? net::post_send(*op, q) : net::post_receive(*op, q)) {
+      if (remote) net::ring_lost(q);  // operations already posted for this ring must never fire
+      return r;
+    }
+    remote = true;
+  }
+  if (remote) net::ring(list, q);
   core::place_pair_lists_on_device(list, capturing);
   if (!capturing) list.signals.push_back(list_ran(q));  // replays would count lists no call enqueued
   gpu::Backend &be = gpu::backend();
-  if (be.enqueue(q.stream, list))
+  if (be.enqueue(q.stream, list)) {
+    if (remote) net::ring_lost(q);
     return fail(MPI_ERR_OTHER, std::string("enqueuing the ") + (sends ? "send" : "receive") +
                                    " list on the stream failed: " + be.last_error());
+  }
   if (capturing) {
     for (const auto &op : ops) finish_captured(*op);
     return ok();
@@ -415,10 +454,13 @@ Result match(Op &op, bool capturing) {
   if (op.peer == MPI_PROC_NULL) return ok();
   if (Result r = context_of(op.comm, capturing, &op.ctx)) return r;
   Context &c = *op.ctx;
-  if (c.local[op.peer] < 0)
+  if (c.local[op.peer] < 0 && !c.remote)
+    return fail(MPI_ERR_UNSUPPORTED_OPERATION, "rank " + std::to_string(op.peer) + " is on another node: " + c.remote_why);
+  if (c.local[op.peer] < 0 && capturing)
     return fail(MPI_ERR_UNSUPPORTED_OPERATION,
                 "rank " + std::to_string(op.peer) +
-                    " is on another node: two-sided messages between nodes are not supported yet");
+                    " is on another node: messages between nodes cannot be captured into a graph yet (their "
+                    "network operations are posted once, when the call is made)");
   if (op.send && op.bytes > c.slot_bytes)
     return fail(MPI_ERR_UNSUPPORTED_OPERATION,
                 "a message of " + std::to_string(op.bytes) + " bytes: messages are limited to " +

@@ -29,6 +29,9 @@
 namespace mpix::p2p {
 
 struct Queue;
+namespace net {
+struct Bell;
+}
 
 struct Op {
   bool send = true;
@@ -79,6 +82,7 @@ struct Queue : std::enable_shared_from_this<Queue> {
   std::vector<gpu::HostMapped> record_chunks;
   std::vector<std::pair<uint64_t *, uint64_t *>> free_records;  // (device view, host view)
   std::vector<core::Result> errors;  // of operations a stream wait completed, raised by the next call
+  std::shared_ptr<net::Bell> bell;   // its doorbell toward peers on other nodes (network.h), made at first use
   ~Queue();
 };
 

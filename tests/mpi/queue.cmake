@@ -25,6 +25,17 @@ mpix_mpi_runs(queue_graph NP 2 3)
 # shorter, longer and uncommitted cases.
 mpix_mpi_program(queue_datatypes)
 mpix_mpi_runs(queue_datatypes NP 2 3)
+# Across virtual nodes (the messages through the inter-node transport, libfabric's sockets
+# provider): every peer on another node, and nodes of two ranks (node-local and remote peers in one
+# list); a captured call toward another node is refused.
+if(TARGET mpixst_ofi)
+  foreach(t queue_basic queue_order queue_datatypes queue_mpich)
+    mpix_vnode_run(${t} 2 1)
+    mpix_vnode_run(${t} 4 2)
+  endforeach()
+  mpix_vnode_run(queue_soak 3 1)
+  mpix_vnode_run(queue_graph 2 1 SUFFIX across_nodes ARGS --across-nodes)
+endif()
 # Soak: 10^4 messages per rank, byte-exact, both spellings, 1000 messages in flight per synchronisation.
 mpix_mpi_program(queue_soak)
 mpix_mpi_runs(queue_soak NP 2 4)

@@ -8,6 +8,8 @@
 // Misuse: operations called before a capture and started inside it, or called inside and waited
 // for after it, are refused (MPI_ERR_OTHER) and can still be completed where they belong. A graph
 // replayed after MPI_Comm_free of its communicator moves nothing and reports MPI_ERR_WIN.
+#include <cstring>
+
 #include "test_common.h"
 
 using namespace mt;
@@ -207,9 +209,50 @@ void replay_after_free(void *s) {
 
 }  // namespace
 
+// --across-nodes (every neighbour on another virtual node): a call toward another node made while
+// its stream is captured is refused, saying so, and takes no message number: the same exchange
+// made eagerly afterwards is byte-exact.
+void across_nodes(void *s) {
+  g_context = "across nodes: a captured call is refused";
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  MPIX_Queue q;
+  MT_OK(MPIX_Create_queue(s, &q));
+  DevBuf out(64), in(64);
+  out.upload(pattern(64, key(78, g_rank)));
+  MPI_Request req[2];
+  // A self message first makes the communicator's two-sided state (not possible under capture).
+  MT_OK(MPIX_Enqueue_recv(in.p, 0, MPI_BYTE, g_rank, 5, MPI_COMM_WORLD, q, &req[1]));
+  MT_OK(MPIX_Enqueue_send(out.p, 0, MPI_BYTE, g_rank, 5, MPI_COMM_WORLD, q, &req[0]));
+  MT_OK(MPIX_Enqueue_start(q));
+  MT_OK(MPIX_Enqueue_wait(q));
+  MT_OK(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
+  xdev::stream_begin_capture(s);
+  std::string m = MT_EXPECT_ERROR(MPIX_Enqueue_send(out.p, 64, MPI_BYTE, right, 5, MPI_COMM_WORLD, q, &req[0]),
+                                  MPI_ERR_UNSUPPORTED_OPERATION);
+  MT_CHECKF(contains(m, "cannot be captured"), "the refusal says why: \"%s\"", m.c_str());
+  m = MT_EXPECT_ERROR(MPIX_Enqueue_recv(in.p, 64, MPI_BYTE, left, 5, MPI_COMM_WORLD, q, &req[1]),
+                      MPI_ERR_UNSUPPORTED_OPERATION);
+  xdev::graph_destroy(xdev::stream_end_capture(s));
+  g_context = "across nodes: eager after the refusal";
+  MT_OK(MPIX_Enqueue_recv(in.p, 64, MPI_BYTE, left, 5, MPI_COMM_WORLD, q, &req[1]));
+  MT_OK(MPIX_Enqueue_send(out.p, 64, MPI_BYTE, right, 5, MPI_COMM_WORLD, q, &req[0]));
+  MT_OK(MPIX_Enqueue_start(q));
+  MT_OK(MPIX_Enqueue_wait(q));
+  MT_OK(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
+  MT_SYNC(s);
+  MT_CHECK(in.download() == pattern(64, key(78, left)));
+  MT_OK(MPIX_Free_queue(q));
+}
+
 int main(int argc, char **argv) {
   init(&argc, &argv, "queue_graph");
   void *s = stream_create();
+  if (argc > 1 && std::strcmp(argv[1], "--across-nodes") == 0) {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    across_nodes(s);
+    stream_destroy(s);
+    return finish();
+  }
   {
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);

@@ -1,0 +1,254 @@
+#include "network.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "context.h"
+#include "core/config.h"
+#include "core/internode.h"
+#include "core/list_items.h"
+#include "engine.h"
+#include "layout.h"
+#include "topo/locality.h"
+
+namespace mpix::p2p::net {
+
+using core::fail;
+using core::ok;
+using core::Result;
+namespace internode = core::internode;
+
+namespace {
+
+constexpr int kSkipWord = 1;
+// Queues that made a doorbell, settled at MPI_Finalize (settle_all). Never destroyed at exit.
+std::vector<std::weak_ptr<Queue>> &g_belled = *new std::vector<std::weak_ptr<Queue>>;
+
+uint64_t wait_limit_ms() {
+  const uint64_t ms = core::config().watchdog_ns / 1000000;
+  return ms ? ms : 24ull * 3600 * 1000;
+}
+
+// The handles one rank publishes.
+struct Handles {
+  ofi::RemoteRegion areas, flags;
+  int32_t ok;
+};
+
+Result make_bell(Queue &q) {
+  if (q.bell) return ok();
+  ofi::Fabric &f = internode::fabric();
+  auto b = std::make_shared<Bell>();
+  gpu::Backend &be = gpu::backend();
+  if (be.allocate_host_mapped(2 * sizeof(uint64_t), &b->mem))
+    return fail(core::resource_error_class(), "the queue's doorbell: " + be.last_error());
+  std::memset(b->mem.host, 0, 2 * sizeof(uint64_t));
+  b->trigger = f.make_counter();
+  b->op_done = f.make_counter();
+  b->signal_done = f.make_counter();
+  if (!b->trigger || !b->op_done || !b->signal_done) return internode::transport_failure("making the queue's counters");
+  auto *words = static_cast<uint64_t *>(b->mem.host);
+  b->watch_id = internode::doorbells().watch(words, b->trigger, words + kSkipWord);
+  q.bell = b;
+  std::erase_if(g_belled, [](const std::weak_ptr<Queue> &w) { return w.expired(); });
+  g_belled.push_back(q.shared_from_this());
+  return ok();
+}
+
+uint64_t flag_offset(uint64_t word) { return word * sizeof(uint64_t); }
+
+}  // namespace
+
+Result attach(Context &c, const std::vector<topo::Locality> &where) {
+  auto r = std::make_shared<Remote>();
+  c.remote = r;
+  r->index.assign(c.size, -1);
+  r->my_index.assign(c.size, -1);
+  r->world.assign(c.size, -1);
+  // Remote indices number the ranks on other nodes in rank order, at every rank: this rank's index
+  // at q counts the ranks before it that are not on q's node.
+  for (int q = 0; q < c.size; ++q) {
+    if (where[q].same_node_as(where[c.rank])) continue;
+    r->index[q] = r->nremote++;
+    r->my_index[q] = 0;
+    for (int p = 0; p < c.rank; ++p) r->my_index[q] += !where[p].same_node_as(where[q]);
+  }
+  MPI_Group group, world;
+  PMPI_Comm_group(c.comm, &group);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  std::vector<int> ranks(c.size);
+  for (int q = 0; q < c.size; ++q) ranks[q] = q;
+  PMPI_Group_translate_ranks(group, c.size, ranks.data(), world, r->world.data());
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world);
+
+  if (Result e = internode::available()) {  // alike on every rank: the transport opens collectively
+    c.remote.reset();
+    c.remote_why = e.message;
+    return ok();
+  }
+  std::string why;
+  Handles mine{};
+  ofi::Fabric *f = &internode::fabric();
+  gpu::Backend &be = gpu::backend();
+  r->area_bytes = area_bytes(c.slot_bytes);
+  const uint64_t bytes = r->area_bytes * r->nremote, flag_bytes = flag_words(r->nremote) * sizeof(uint64_t);
+  if (why.empty() && (be.allocate_host_mapped(bytes, &r->areas) || be.allocate_host_mapped(bytes, &r->staging) ||
+                      be.allocate_host_mapped(flag_bytes, &r->flags)))
+    why = "mailbox memory for peers on other nodes (" + std::to_string(2 * bytes) + " bytes): " + be.last_error();
+  if (why.empty()) {
+    std::memset(r->flags.host, 0, flag_bytes);
+    r->areas_reg = f->register_memory(r->areas.host, bytes);
+    r->staging_reg = f->register_memory(r->staging.host, bytes);
+    r->flags_reg = f->register_memory(r->flags.host, flag_bytes);
+    if (!r->areas_reg || !r->staging_reg || !r->flags_reg)
+      why = "registering the mailbox memory with the fabric: " + f->last_error();
+  }
+  if (why.empty()) {
+    mine.areas = f->remote(r->areas_reg);
+    mine.flags = f->remote(r->flags_reg);
+  }
+  mine.ok = why.empty();
+  PMPI_Comm_dup(c.comm, &r->sync);
+  std::vector<Handles> all(c.size);
+  PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, c.comm);
+  for (int q = 0; q < c.size && why.empty(); ++q)
+    if (!all[q].ok) why = "rank " + std::to_string(q) + " could not make its mailbox memory for other nodes";
+  if (!why.empty()) return fail(MPI_ERR_OTHER, why);
+  r->peer_areas.resize(r->nremote);
+  r->peer_flags.resize(r->nremote);
+  for (int q = 0; q < c.size; ++q) {
+    if (r->index[q] < 0) continue;
+    r->peer_areas[r->index[q]] = all[q].areas;
+    r->peer_flags[r->index[q]] = all[q].flags;
+  }
+  return ok();
+}
+
+// Whether every rank of r.sync arrived at a barrier within the watchdog.
+bool all_arrived(Remote &r) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (PMPI_Ibarrier(r.sync, &req) != MPI_SUCCESS) return false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_limit_ms());
+  for (int done = 0;;) {
+    PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void detach(Context &c) {
+  if (!c.remote) return;
+  Remote &r = *c.remote;
+  if (!internode::available()) {  // else the transport is closed already (MPI_Finalize)
+    if (r.sync != MPI_COMM_NULL && !all_arrived(r)) {
+      std::fprintf(stderr, "mpix-st: a rank of communicator %u did not reach MPI_Comm_free within the watchdog; the "
+                           "memory its peers on other nodes reach is leaked\n", c.id);
+      c.remote.reset();
+      return;
+    }
+    if (r.sync != MPI_COMM_NULL) PMPI_Comm_free(&r.sync);
+    ofi::Fabric &f = internode::fabric();
+    if (r.areas_reg) f.deregister(r.areas_reg);
+    if (r.staging_reg) f.deregister(r.staging_reg);
+    if (r.flags_reg) f.deregister(r.flags_reg);
+  }
+  gpu::Backend &be = gpu::backend();
+  for (gpu::HostMapped *m : {&r.areas, &r.staging, &r.flags})
+    if (m->host) be.free_host_mapped(m);
+  c.remote.reset();
+}
+
+}  // namespace mpix::p2p::net
+
+namespace mpix::p2p::net {
+
+Bell::~Bell() {
+  if (!internode::available() && trigger && op_done && signal_done) {
+    ofi::Fabric &f = internode::fabric();
+    if (watch_id) internode::doorbells().unwatch(watch_id);
+    const std::vector<ofi::Counter> group{trigger, op_done, signal_done};
+    size_t never = 0;
+    (void)f.settle(group, wait_limit_ms(), &never);
+    internode::forget_completed(signal_done);
+    (void)f.release_counters(group);
+  }
+  if (mem.host) gpu::backend().free_host_mapped(&mem);
+}
+
+Result post_send(const Op &op, Queue &q) {
+  if (Result e = make_bell(q)) return e;
+  const Remote &r = *op.ctx->remote;
+  Bell &b = *q.bell;
+  ofi::Fabric &f = internode::fabric();
+  const int box = box_index(op.channel, op.use), ri = r.index[op.peer], mine = r.my_index[op.peer];
+  // Header and data in puts of at most what the provider carries, then the full word's add,
+  // chained to their completion: one reservation for all.
+  const uint64_t total = kDataAt + op.bytes, most = f.max_put_bytes();
+  const uint64_t puts = (total + most - 1) / most;
+  if (Result e = internode::reserve(puts + 1, b.signal_done, b.signals_posted + 1)) return e;
+  const uint64_t ring = b.rings + 1;
+  const uint64_t at_peer = static_cast<uint64_t>(mine) * r.area_bytes + static_cast<uint64_t>(box) * mailbox_stride(op.ctx->slot_bytes);
+  const char *from = r.staging_host(op.peer, box);
+  for (uint64_t done = 0; done < total; done += most) {
+    const uint64_t n = std::min(most, total - done);
+    if (f.triggered_put(from + done, n, r.staging_reg, r.world[op.peer], r.peer_areas[ri], at_peer + done,
+                        ofi::Trigger{b.trigger, ring, b.op_done}))
+      return internode::transport_failure("posting a message's triggered put");
+    ++b.ops_posted;
+  }
+  if (f.triggered_atomic_add_u64(1, r.world[op.peer], r.peer_flags[ri], flag_offset(full_word(mine, box)),
+                                 ofi::Trigger{b.op_done, b.ops_posted, b.signal_done}))
+    return internode::transport_failure("posting a message's triggered signal");
+  ++b.signals_posted;
+  return ok();
+}
+
+Result post_receive(const Op &op, Queue &q) {
+  if (Result e = make_bell(q)) return e;
+  const Remote &r = *op.ctx->remote;
+  Bell &b = *q.bell;
+  ofi::Fabric &f = internode::fabric();
+  const int box = box_index(op.channel, op.use), ri = r.index[op.peer], mine = r.my_index[op.peer];
+  if (Result e = internode::reserve(1, b.signal_done, b.signals_posted + 1)) return e;
+  if (f.triggered_atomic_add_u64(1, r.world[op.peer], r.peer_flags[ri], flag_offset(free_word(mine, box)),
+                                 ofi::Trigger{b.trigger, b.rings + 1, b.signal_done}))
+    return internode::transport_failure("posting a receive's triggered signal");
+  ++b.signals_posted;
+  return ok();
+}
+
+void ring(gpu::WorkList &list, Queue &q) {
+  Bell &b = *q.bell;
+  auto *words = static_cast<uint64_t *>(b.mem.device);
+  ++b.rings;
+  list.skip_word = reinterpret_cast<uint64_t>(words + kSkipWord);
+  list.signals.push_back(core::signal_item(words, b.rings));
+  internode::doorbells().arm(b.watch_id, b.rings);  // the agent watches closely until it rings
+}
+
+void ring_lost(Queue &q) {
+  if (!q.bell) return;
+  std::atomic_ref<uint64_t>(static_cast<uint64_t *>(q.bell->mem.host)[kSkipWord]).store(1, std::memory_order_release);
+}
+
+void settle(Queue &q) {
+  if (!q.bell || internode::available()) return;
+  ofi::Fabric &f = internode::fabric();
+  (void)f.wait(q.bell->op_done, q.bell->ops_posted, wait_limit_ms());
+  (void)f.wait(q.bell->signal_done, q.bell->signals_posted, wait_limit_ms());
+}
+
+void settle_all() {
+  std::lock_guard<std::recursive_mutex> guard(lock());
+  for (const std::weak_ptr<Queue> &w : g_belled)
+    if (std::shared_ptr<Queue> q = w.lock()) settle(*q);
+}
+
+}  // namespace mpix::p2p::net
