@@ -199,6 +199,24 @@ void finish_captured(Op &op) {
 }
 
 Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool sends) {
+  // Operations toward other nodes: lists within net::list_budget() triggered operations, in order.
+  uint64_t demand = 0;
+  for (const auto &op : ops) demand += net::operations(*op);
+  if (ops.size() > 1 && demand > net::list_budget()) {
+    std::vector<std::shared_ptr<Op>> part;
+    uint64_t taken = 0;
+    for (const auto &op : ops) {
+      const uint64_t n = net::operations(*op);
+      if (!part.empty() && taken + n > net::list_budget()) {
+        if (Result r = enqueue_list(q, part, sends)) return r;
+        part.clear();
+        taken = 0;
+      }
+      part.push_back(op);
+      taken += n;
+    }
+    return enqueue_list(q, part, sends);
+  }
   bool capturing = false;
   if (Result r = capture_state(q, ops, &capturing)) return r;
   gpu::WorkList list;

@@ -172,6 +172,11 @@ namespace mpix::p2p::net {
 Bell::~Bell() {
   if (!internode::available() && trigger && op_done && signal_done) {
     ofi::Fabric &f = internode::fabric();
+    // Rings the stream stored reach the counter through the agent: wait for them before it stops
+    // watching (the queue's lists have run), unless the doorbell stopped.
+    auto *words = static_cast<uint64_t *>(mem.host);
+    if (!std::atomic_ref<uint64_t>(words[kSkipWord]).load(std::memory_order_acquire))
+      (void)f.wait(trigger, std::atomic_ref<uint64_t>(words[0]).load(std::memory_order_acquire), wait_limit_ms());
     if (watch_id) internode::doorbells().unwatch(watch_id);
     const std::vector<ofi::Counter> group{trigger, op_done, signal_done};
     size_t never = 0;
@@ -181,6 +186,15 @@ Bell::~Bell() {
   }
   if (mem.host) gpu::backend().free_host_mapped(&mem);
 }
+
+uint64_t operations(const Op &op) {
+  if (!op.ctx || op.ctx->local[op.peer] >= 0) return 0;
+  if (!op.send) return 1;
+  const uint64_t most = internode::fabric().max_put_bytes();
+  return (kDataAt + op.bytes + most - 1) / most + 1;
+}
+
+uint64_t list_budget() { return std::max<uint64_t>(1, internode::budget().capacity() / 2); }
 
 Result post_send(const Op &op, Queue &q) {
   if (Result e = make_bell(q)) return e;
@@ -240,6 +254,9 @@ void ring_lost(Queue &q) {
 
 void settle(Queue &q) {
   if (!q.bell || internode::available()) return;
+  // After a stopped doorbell, operations of the lists that did not ring never run.
+  if (std::atomic_ref<uint64_t>(static_cast<uint64_t *>(q.bell->mem.host)[kSkipWord]).load(std::memory_order_acquire))
+    return;
   ofi::Fabric &f = internode::fabric();
   (void)f.wait(q.bell->op_done, q.bell->ops_posted, wait_limit_ms());
   (void)f.wait(q.bell->signal_done, q.bell->signals_posted, wait_limit_ms());

@@ -86,6 +86,11 @@ struct Bell {
 core::Result post_send(const Op &op, Queue &q);
 core::Result post_receive(const Op &op, Queue &q);
 void ring(gpu::WorkList &list, Queue &q);
+// Triggered operations `op` takes (0 for a node-local peer), and the most one list may take: half
+// the budget, so that a list never waits for the completion of its own operations, which only its
+// ring fires.
+uint64_t operations(const Op &op);
+uint64_t list_budget();
 // The list holding this ring could not be enqueued: the doorbell stops, since its operations would
 // fire with the next ring.
 void ring_lost(Queue &q);

@@ -34,6 +34,8 @@ if(TARGET mpixst_ofi)
     mpix_vnode_run(${t} 4 2)
   endforeach()
   mpix_vnode_run(queue_soak 3 1)
+  # Throttled: a budget of 64 triggered operations, far fewer than the messages in flight.
+  mpix_vnode_run(queue_soak 2 1 SUFFIX throttled ENV "MPIX_ST_THROTTLE=adaptive;MPIX_ST_TRIGGERED_OPS_MAX=64")
   mpix_vnode_run(queue_graph 2 1 SUFFIX across_nodes ARGS --across-nodes)
 endif()
 # Soak: 10^4 messages per rank, byte-exact, both spellings, 1000 messages in flight per synchronisation.
