@@ -202,7 +202,7 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
   // Operations toward other nodes: lists within net::list_budget() triggered operations, in order.
   uint64_t demand = 0;
   for (const auto &op : ops) demand += net::operations(*op);
-  if (ops.size() > 1 && demand > net::list_budget()) {
+  if (ops.size() > 1 && demand > 0 && demand > net::list_budget()) {
     std::vector<std::shared_ptr<Op>> part;
     uint64_t taken = 0;
     for (const auto &op : ops) {

@@ -194,7 +194,10 @@ uint64_t operations(const Op &op) {
   return (kDataAt + op.bytes + most - 1) / most + 1;
 }
 
-uint64_t list_budget() { return std::max<uint64_t>(1, internode::budget().capacity() / 2); }
+uint64_t list_budget() {
+  if (internode::available()) return UINT64_MAX;  // no operations toward other nodes to count
+  return std::max<uint64_t>(1, internode::budget().capacity() / 2);
+}
 
 Result post_send(const Op &op, Queue &q) {
   if (Result e = make_bell(q)) return e;

@@ -11,7 +11,8 @@ namespace mpix::p2p::net {
 
 core::Result attach(Context &c, const std::vector<topo::Locality> &) {
   c.remote.reset();
-  c.remote_why = core::internode::available().message;
+  c.remote_why = "peers on other nodes need the inter-node transport, and this build of mpix-st has no libfabric "
+                 "(install libfabric-dev and rebuild with MPIX_ST_OFI=AUTO or ON)";
   return core::ok();
 }
 void detach(Context &c) { c.remote.reset(); }
