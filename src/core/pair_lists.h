@@ -49,6 +49,18 @@ struct PairList {
   MPI_Datatype origin_element = MPI_DATATYPE_NULL, target_element = MPI_DATATYPE_NULL;  // one basic type, or null
 };
 
+// The work::kPairList item that follows a pairs item of `l` (l.count > 1): where the stream reads
+// its runs, and how it walks them.
+inline work::Item pair_list_item(const PairList &l) {
+  work::Item it{};
+  it.kind = work::kPairList;
+  it.a = l.address;
+  it.b = l.runs;
+  it.bytes = l.large;
+  it.peer = static_cast<int32_t>(l.group_shift);
+  return it;
+}
+
 // The pieces of `l` as the host reads them (its `single` piece, or its list).
 inline const work::Pair *host_pairs(const PairList &l) { return l.count == 1 ? &l.single : l.pieces->data(); }
 

@@ -198,12 +198,7 @@ Result record_derived(Window &w, const RmaRequest &q, const std::string &who) {
   it.a = dst;
   it.b = src;
   it.bytes = l.bytes;
-  work::Item list{};
-  list.kind = work::kPairList;
-  list.a = l.address;
-  list.b = l.runs;
-  list.bytes = l.large;
-  list.peer = static_cast<int32_t>(l.group_shift);
+  const work::Item list = pair_list_item(l);
   push_local(w, q.target_rank, reads_target, it, &list);
   return ok();
 }

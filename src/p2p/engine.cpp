@@ -83,14 +83,8 @@ void push_data(gpu::WorkList &list, const Op &op, char *dst, char *src) {
   head.a = reinterpret_cast<uint64_t>(dst);
   head.b = reinterpret_cast<uint64_t>(src);
   head.bytes = l.bytes;
-  work::Item runs{};
-  runs.kind = work::kPairList;
-  runs.a = l.address;
-  runs.b = l.runs;
-  runs.bytes = l.large;
-  runs.peer = static_cast<int32_t>(l.group_shift);
   list.ops.push_back(head);
-  list.ops.push_back(runs);
+  list.ops.push_back(core::pair_list_item(l));
 }
 
 // Where a message travels, as this rank's stream reaches it: the mailbox it writes (a send) or

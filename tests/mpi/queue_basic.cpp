@@ -9,22 +9,8 @@ using namespace mt;
 
 namespace {
 
-struct Queue {
-  void *stream = nullptr;
-  MPIX_Queue q = MPIX_QUEUE_NULL;
-  Queue() {
-    stream = stream_create();
-    MT_OK(MPIX_Create_queue(stream, &q));
-  }
-  ~Queue() {
-    MT_SYNC(stream);
-    MT_OK(MPIX_Free_queue(q));
-    stream_destroy(stream);
-  }
-};
-
 // Pairs (0,1), (2,3), ...: the even rank sends, the odd one echoes it back. An odd rank out idles.
-void ping_pong(Queue &Q, const std::vector<size_t> &sizes) {
+void ping_pong(StreamQueue &Q, const std::vector<size_t> &sizes) {
   const int partner = g_rank ^ 1;
   if (partner >= g_size) return;
   for (size_t n : sizes) {
@@ -62,7 +48,7 @@ void ping_pong(Queue &Q, const std::vector<size_t> &sizes) {
 
 // Each rank sends to rank + 1 and receives from rank - 1, `iters` times before one synchronisation;
 // iteration i's data is a pattern of (i, sender). Ints, to check counts in elements.
-void ring(Queue &Q, int iters) {
+void ring(StreamQueue &Q, int iters) {
   g_context = fmt("ring, %d iterations", iters);
   const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
   const int count = 300;
@@ -96,7 +82,7 @@ void ring(Queue &Q, int iters) {
   }
 }
 
-void self_and_null(Queue &Q) {
+void self_and_null(StreamQueue &Q) {
   g_context = "self, MPI_PROC_NULL, zero bytes";
   const size_t n = 1000;
   DevBuf a(n), b(n);
@@ -127,7 +113,7 @@ void self_and_null(Queue &Q) {
 
 // A message longer than the receive buffer: MPI_ERR_TRUNCATE from MPI_Wait, naming the call; the
 // buffer untouched; the next message on the same channel arrives.
-void truncation(Queue &Q) {
+void truncation(StreamQueue &Q) {
   if (g_size < 2 || g_rank > 1) return;
   g_context = "truncation";
   const int peer = 1 - g_rank;
@@ -167,7 +153,7 @@ void truncation(Queue &Q) {
 // A truncated receive whose request the program freed (MPI_Request_free) right after enqueueing
 // the wait: nobody holds the request, so the queue's next call raises MPI_ERR_TRUNCATE; freed before
 // the list ran or after, alike. The queue works on.
-void truncation_freed(Queue &Q) {
+void truncation_freed(StreamQueue &Q) {
   if (g_size < 2 || g_rank > 1) return;
   const int peer = 1 - g_rank;
   DevBuf a(100), b(100);
@@ -191,7 +177,7 @@ void truncation_freed(Queue &Q) {
 // Lists per call: 6 messages of a channel, then 4 more in one start, which cross the channel's
 // mailboxes' first round (messages 6..9 take mailboxes 6, 7, 0, 1): still one list, since no two
 // of them share a mailbox; and 9 in one start: two lists.
-void lists_per_start(Queue &Q) {
+void lists_per_start(StreamQueue &Q) {
   if (g_size < 2 || g_rank > 1) return;
   const int peer = 1 - g_rank;
   DevBuf a(64), b(64 * 19);
@@ -216,7 +202,7 @@ void lists_per_start(Queue &Q) {
 }
 
 // The same through MPI_Waitall: MPI_ERR_IN_STATUS, each status's MPI_ERROR says how it ended.
-void truncation_waitall(Queue &Q) {
+void truncation_waitall(StreamQueue &Q) {
   if (g_size < 2 || g_rank > 1) return;
   g_context = "truncation, MPI_Waitall";
   const int peer = 1 - g_rank;
@@ -251,7 +237,7 @@ void truncation_waitall(Queue &Q) {
 
 // Completion on the host: start only, then MPI_Test until done / MPI_Wait / MPI_Waitall enqueue the
 // receive lists themselves.
-void host_completion(Queue &Q) {
+void host_completion(StreamQueue &Q) {
   g_context = "host completion";
   const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
   const size_t n = 512;
@@ -286,7 +272,7 @@ void host_completion(Queue &Q) {
 
 // --slot-kib=N (run with MPIX_ST_P2P_SLOT_KIB=N): a message of N KiB travels, one byte more is
 // refused at the send, naming the setting.
-void slot_size(Queue &Q, size_t kib) {
+void slot_size(StreamQueue &Q, size_t kib) {
   ping_pong(Q, {kib * 1024});
   g_context = "a message one byte larger than the mailbox";
   DevBuf a(kib * 1024 + 1);
@@ -305,7 +291,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--slot-kib=", 11) == 0) slot_kib = std::strtoul(argv[i] + 11, nullptr, 10);
   {
-    Queue Q;
+    StreamQueue Q;
     ping_pong(Q, {0, 1, 7, 8, 100, 255, 256, 4096, 16384});
     if (slot_kib) slot_size(Q, slot_kib);
     ring(Q, 1);

@@ -44,20 +44,6 @@ std::vector<uint8_t> unpack(std::vector<uint8_t> buf, const std::vector<uint8_t>
 
 constexpr size_t kMargin = 64;  // bytes after the span that nothing may write
 
-struct Queue {
-  void *stream = nullptr;
-  MPIX_Queue q = MPIX_QUEUE_NULL;
-  Queue() {
-    stream = stream_create();
-    MT_OK(MPIX_Create_queue(stream, &q));
-  }
-  ~Queue() {
-    MT_SYNC(stream);
-    MT_OK(MPIX_Free_queue(q));
-    stream_destroy(stream);
-  }
-};
-
 // How a ring sends: HPE's spelling on a queue, or MPICH's on a stream communicator (comm set).
 struct Way {
   void *stream;
@@ -110,7 +96,7 @@ void ring(const Way &W, const Case &s, const Case &r, int iters) {
 
 // A message of `send_count` ints into a receive of r (ints), on its own tag; returns what MPI_Wait
 // said, and checks the buffer: `written` whether the message's bytes landed (at r's displacement).
-void short_or_long(Queue &Q, const Case &r, int send_count, int want_class, bool written, int disp) {
+void short_or_long(StreamQueue &Q, const Case &r, int send_count, int want_class, bool written, int disp) {
   g_context = fmt("%d ints into %s", send_count, r.name);
   const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
   const size_t rspan = span(r), sbytes = send_count * sizeof(int);
@@ -179,7 +165,7 @@ int main(int argc, char **argv) {
   const Case recs{"4 x struct{int, double, 3 char} resized to 32", rec32, 4};
   const Case shifted{"hindexed(1 block of 8 MPI_INT at 24)", one_block, 1}, ints8{"8 MPI_INT", MPI_INT, 8};
   {
-    Queue Q;
+    StreamQueue Q;
     const Way hpe{Q.stream, Q.q, MPI_COMM_NULL};
     for (int iters : {1, 8}) {  // 8: a channel's mailboxes (more would wait for receives enqueued after them)
       ring(hpe, faces, faces, iters);

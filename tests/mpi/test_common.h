@@ -348,6 +348,24 @@ inline MPIX_Stream wrap_stream(void *s) {
 // The report that the stream's earlier work left (a watchdog or freed-window event): GPU backends
 // keep it in the library until asked for (MPIX_St_check(MPI_WIN_NULL) raises any window's, freed
 // ones included); the host backend returns it from the stream's synchronisation.
+// A stream with a queue of HPE's spelling on it (MPIX_Create_queue), synchronised and freed at
+// the end of its scope.
+struct StreamQueue {
+  void *stream = nullptr;
+  MPIX_Queue q = MPIX_QUEUE_NULL;
+  StreamQueue() {
+    stream = stream_create();
+    MT_OK(MPIX_Create_queue(stream, &q));
+  }
+  ~StreamQueue() {
+    MT_SYNC(stream);
+    MT_OK(MPIX_Free_queue(q));
+    stream_destroy(stream);
+  }
+  StreamQueue(const StreamQueue &) = delete;
+  StreamQueue &operator=(const StreamQueue &) = delete;
+};
+
 inline int stream_report_rc(void *s) {
 #ifdef MPIX_TEST_CUDA
   xdev::stream_sync(s);
