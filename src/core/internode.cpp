@@ -212,6 +212,11 @@ Result available() {
 
 ofi::Fabric &fabric() { return *state().fabric; }
 
+uint64_t wait_limit_ms() {
+  const uint64_t ms = config().watchdog_ns / 1000000;
+  return ms ? ms : 24ull * 3600 * 1000;
+}
+
 Result transport_failure(const char *what) {
   return fail(MPI_ERR_OTHER, std::string(what) + ": " + fabric().last_error());
 }

@@ -30,6 +30,9 @@ throttle::TriggeredBudget &budget();
 // (checked in reservation order). Errors name MPIX_ST_THROTTLE / MPIX_ST_TRIGGERED_OPS_MAX.
 Result reserve(uint64_t ops, ofi::Counter completion, uint64_t threshold);
 
+// How long a host-side wait for triggered operations lasts: the watchdog, or a day without one.
+uint64_t wait_limit_ms();
+
 // An MPI_ERR_OTHER naming `what` failed and the transport's last error.
 Result transport_failure(const char *what);
 

@@ -271,11 +271,6 @@ Result network_ops(Window &w, StagingBuffer &buffer, gpu::WorkList &list, std::v
   return ok();
 }
 
-uint64_t wait_limit_ms() {
-  const uint64_t ms = config().watchdog_ns / 1000000;
-  return ms ? ms : 24ull * 3600 * 1000;
-}
-
 }  // namespace
 
 uint64_t fabric_operations(const RemoteOp &op) {
@@ -413,7 +408,7 @@ Result quiesce(Window &w) {
   // afterwards: MPI_Win_free may still fail on another rank and the window stay in use.
   if (Result r = stop_doorbells(s)) return r;
   size_t skipped = 0;
-  const ofi::Status settled = f.settle(window_counters(s), wait_limit_ms(), &skipped);
+  const ofi::Status settled = f.settle(window_counters(s), internode::wait_limit_ms(), &skipped);
   watch_doorbells(s);
   if (settled != ofi::kOk)
     return fail(MPI_ERR_RMA_SYNC,
@@ -558,7 +553,7 @@ Result complete_now(Window &w) {
   const uint64_t ring = s.host_rings + 1;
   if (Result r = post_ops(w, *ops, s.host_trigger, ring)) return r;
   s.host_rings = ring;
-  if (f.add(s.host_trigger, 1) || f.wait(s.op_done, s.ops_posted, wait_limit_ms()))
+  if (f.add(s.host_trigger, 1) || f.wait(s.op_done, s.ops_posted, internode::wait_limit_ms()))
     return transport_failure("completing the epoch's operations");
   return run_now(unstage, "copying staged MPI_Get data into the origin buffers");
 }

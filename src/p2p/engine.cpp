@@ -71,11 +71,19 @@ work::Item at_round(work::Item it, uint64_t *cursor, uint64_t round, bool counte
 
 // The data of op between its buffer and a mailbox: one copy, or a derived type's pieces (a pairs
 // item and its list, work::kCopyPairs). `dst`, `src`: the bases the pieces' offsets start from.
-void push_data(gpu::WorkList &list, const Op &op, char *dst, char *src) {
+// `counted` (a receive): the sender's length, in the header before the data, decides: a prefix of
+// one piece where it fits (kCopyCounted), the pieces only where it is the whole type (kWholeCounted).
+void push_data(gpu::WorkList &list, const Op &op, char *dst, char *src, bool counted) {
+  const int32_t length_at = static_cast<int32_t>(kLengthAt) - static_cast<int32_t>(kDataAt);
   const core::PairList &l = op.pairs;
   if (l.count <= 1) {
     const int64_t d = l.count ? l.single.dst : 0, s = l.count ? l.single.src : 0;
-    list.ops.push_back(core::copy_item(dst + d, src + s, op.bytes));
+    work::Item copy = core::copy_item(dst + d, src + s, op.bytes);
+    if (counted) {
+      copy.kind = work::kCopyCounted;
+      copy.peer = length_at;
+    }
+    list.ops.push_back(copy);
     return;
   }
   work::Item head{};
@@ -83,6 +91,10 @@ void push_data(gpu::WorkList &list, const Op &op, char *dst, char *src) {
   head.a = reinterpret_cast<uint64_t>(dst);
   head.b = reinterpret_cast<uint64_t>(src);
   head.bytes = l.bytes;
+  if (counted) {
+    head.flags |= work::kWholeCounted;
+    head.peer = length_at;
+  }
   list.ops.push_back(head);
   list.ops.push_back(core::pair_list_item(l));
 }
@@ -121,7 +133,7 @@ void send_items(gpu::WorkList &list, const Op &op, const Route &rt) {
     list.waits.push_back(at_round(core::wait_item(rt.wait_word, 0, op.peer, work::kWaitPost), rt.cursor, round,
                                   counted));
   char *mb = rt.mailbox;
-  if (op.bytes > 0) push_data(list, op, mb + kDataAt, static_cast<char *>(op.buf));
+  if (op.bytes > 0) push_data(list, op, mb + kDataAt, static_cast<char *>(op.buf), false);
   list.ops.push_back(store2(mb, 1, op.ident));
   list.ops.push_back(store2(mb + 16, 0, op.bytes));
   if (rt.signal_word)
@@ -139,24 +151,7 @@ void receive_items(gpu::WorkList &list, const Op &op, const Route &rt) {
                                 box_round(op.use), c.cursors_counted));
   char *mb = rt.mailbox;
   if (!op.captured) list.ops.push_back(core::copy_item(op.record, mb, kHeaderBytes));
-  if (op.bytes > 0) {
-    // The sender's length decides: a prefix of the buffer (one piece), or the whole type.
-    const int32_t length_at = static_cast<int32_t>(kLengthAt) - static_cast<int32_t>(kDataAt);
-    if (op.pairs.count > 1) {
-      push_data(list, op, static_cast<char *>(op.buf), mb + kDataAt);
-      list.ops[list.ops.size() - 2].flags |= work::kWholeCounted;
-      list.ops[list.ops.size() - 2].peer = length_at;
-    } else {
-      const int64_t at = op.pairs.count == 1 ? op.pairs.single.dst : 0;
-      work::Item copy{};
-      copy.kind = work::kCopyCounted;
-      copy.a = reinterpret_cast<uint64_t>(static_cast<char *>(op.buf) + at);
-      copy.b = reinterpret_cast<uint64_t>(mb + kDataAt);
-      copy.bytes = op.bytes;
-      copy.peer = length_at;
-      list.ops.push_back(copy);
-    }
-  }
+  if (op.bytes > 0) push_data(list, op, static_cast<char *>(op.buf), mb + kDataAt, true);
   if (op.user_status && host_backend())
     list.ops.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(),
                                        mb + kLengthAt, 4));

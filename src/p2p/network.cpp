@@ -29,11 +29,6 @@ constexpr int kSkipWord = 1;
 // Queues that made a doorbell, settled at MPI_Finalize (settle_all). Never destroyed at exit.
 std::vector<std::weak_ptr<Queue>> &g_belled = *new std::vector<std::weak_ptr<Queue>>;
 
-uint64_t wait_limit_ms() {
-  const uint64_t ms = core::config().watchdog_ns / 1000000;
-  return ms ? ms : 24ull * 3600 * 1000;
-}
-
 // The handles one rank publishes.
 struct Handles {
   ofi::RemoteRegion areas, flags;
@@ -61,6 +56,14 @@ Result make_bell(Queue &q) {
 }
 
 uint64_t flag_offset(uint64_t word) { return word * sizeof(uint64_t); }
+
+std::atomic_ref<uint64_t> skip_word(const Bell &b) { return std::atomic_ref<uint64_t>(static_cast<uint64_t *>(b.mem.host)[kSkipWord]); }
+
+// Puts that carry op's header and data: at most what the provider takes each.
+uint64_t puts_of(const Op &op) {
+  const uint64_t most = internode::fabric().max_put_bytes();
+  return (kDataAt + op.bytes + most - 1) / most;
+}
 
 }  // namespace
 
@@ -134,7 +137,7 @@ Result attach(Context &c, const std::vector<topo::Locality> &where) {
 bool all_arrived(Remote &r) {
   MPI_Request req = MPI_REQUEST_NULL;
   if (PMPI_Ibarrier(r.sync, &req) != MPI_SUCCESS) return false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_limit_ms());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(internode::wait_limit_ms());
   for (int done = 0;;) {
     PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
     if (done) return true;
@@ -174,13 +177,13 @@ Bell::~Bell() {
     ofi::Fabric &f = internode::fabric();
     // Rings the stream stored reach the counter through the agent: wait for them before it stops
     // watching (the queue's lists have run), unless the doorbell stopped.
-    auto *words = static_cast<uint64_t *>(mem.host);
-    if (!std::atomic_ref<uint64_t>(words[kSkipWord]).load(std::memory_order_acquire))
-      (void)f.wait(trigger, std::atomic_ref<uint64_t>(words[0]).load(std::memory_order_acquire), wait_limit_ms());
+    if (!skip_word(*this).load(std::memory_order_acquire))
+      (void)f.wait(trigger, std::atomic_ref<uint64_t>(*static_cast<uint64_t *>(mem.host)).load(std::memory_order_acquire),
+                   internode::wait_limit_ms());
     if (watch_id) internode::doorbells().unwatch(watch_id);
     const std::vector<ofi::Counter> group{trigger, op_done, signal_done};
     size_t never = 0;
-    (void)f.settle(group, wait_limit_ms(), &never);
+    (void)f.settle(group, internode::wait_limit_ms(), &never);
     internode::forget_completed(signal_done);
     (void)f.release_counters(group);
   }
@@ -189,9 +192,7 @@ Bell::~Bell() {
 
 uint64_t operations(const Op &op) {
   if (!op.ctx || op.ctx->local[op.peer] >= 0) return 0;
-  if (!op.send) return 1;
-  const uint64_t most = internode::fabric().max_put_bytes();
-  return (kDataAt + op.bytes + most - 1) / most + 1;
+  return op.send ? puts_of(op) + 1 : 1;
 }
 
 uint64_t list_budget() {
@@ -208,10 +209,9 @@ Result post_send(const Op &op, Queue &q) {
   // Header and data in puts of at most what the provider carries, then the full word's add,
   // chained to their completion: one reservation for all.
   const uint64_t total = kDataAt + op.bytes, most = f.max_put_bytes();
-  const uint64_t puts = (total + most - 1) / most;
-  if (Result e = internode::reserve(puts + 1, b.signal_done, b.signals_posted + 1)) return e;
+  if (Result e = internode::reserve(operations(op), b.signal_done, b.signals_posted + 1)) return e;
   const uint64_t ring = b.rings + 1;
-  const uint64_t at_peer = static_cast<uint64_t>(mine) * r.area_bytes + static_cast<uint64_t>(box) * mailbox_stride(op.ctx->slot_bytes);
+  const uint64_t at_peer = r.offset(mine, box);
   const char *from = r.staging_host(op.peer, box);
   for (uint64_t done = 0; done < total; done += most) {
     const uint64_t n = std::min(most, total - done);
@@ -252,17 +252,16 @@ void ring(gpu::WorkList &list, Queue &q) {
 
 void ring_lost(Queue &q) {
   if (!q.bell) return;
-  std::atomic_ref<uint64_t>(static_cast<uint64_t *>(q.bell->mem.host)[kSkipWord]).store(1, std::memory_order_release);
+  skip_word(*q.bell).store(1, std::memory_order_release);
 }
 
 void settle(Queue &q) {
   if (!q.bell || internode::available()) return;
   // After a stopped doorbell, operations of the lists that did not ring never run.
-  if (std::atomic_ref<uint64_t>(static_cast<uint64_t *>(q.bell->mem.host)[kSkipWord]).load(std::memory_order_acquire))
-    return;
+  if (skip_word(*q.bell).load(std::memory_order_acquire)) return;
   ofi::Fabric &f = internode::fabric();
-  (void)f.wait(q.bell->op_done, q.bell->ops_posted, wait_limit_ms());
-  (void)f.wait(q.bell->signal_done, q.bell->signals_posted, wait_limit_ms());
+  (void)f.wait(q.bell->op_done, q.bell->ops_posted, internode::wait_limit_ms());
+  (void)f.wait(q.bell->signal_done, q.bell->signals_posted, internode::wait_limit_ms());
 }
 
 void settle_all() {

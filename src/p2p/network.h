@@ -54,9 +54,11 @@ struct Remote {
   char *staging_out(int peer, int box) const { return at(staging.device, peer, box); }
   char *staging_host(int peer, int box) const { return at(staging.host, peer, box); }
   uint64_t *word(uint64_t at) const { return static_cast<uint64_t *>(flags.device) + at; }
-  char *at(void *base, int peer, int box) const {
-    return static_cast<char *>(base) + static_cast<uint64_t>(index[peer]) * area_bytes +
-           static_cast<uint64_t>(box) * (area_bytes / kBoxes);
+  char *at(void *base, int peer, int box) const { return static_cast<char *>(base) + offset(index[peer], box); }
+  // Byte offset of mailbox `box` of the area of remote index `j` (in a peer's area: j is this
+  // rank's index there).
+  uint64_t offset(int j, int box) const {
+    return static_cast<uint64_t>(j) * area_bytes + static_cast<uint64_t>(box) * (area_bytes / kBoxes);
   }
 };
 
