@@ -11,6 +11,7 @@
 
 #include "work_items.h"
 #include "line_puts.h"
+#include "message_chunks.h"
 #include "device_atomics.h"
 #include "device_copy.h"
 #include "epoch_launch.h"
@@ -190,6 +191,104 @@ __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t
   }
   __syncthreads();
   return !timed_out;
+}
+
+// The chunks items of a launch that moves chunks of two-sided messages longer than a mailbox
+// (message_chunks.h, work::kChunked: one block, before the launch's waits), among items
+// [first, end). Thread 0 polls, round-robin, each message that is not done: a receive first for its
+// own header (then it stores its go, or its abandon word), then for its peer's word, and picks one
+// whose next chunk may move; the block's threads move it; thread 0 hands it over with a release
+// store, which the barrier before it makes cover every thread's stores. So no message of the list
+// waits for another (an exchange's send and receive, a ping-pong's). False when the watchdog (or a
+// fault of the context) ended a wait.
+template <typename Params>
+__device__ bool run_chunks(const Params &p, int first, int end) {
+  using namespace mpix::work;
+  __shared__ ChunkState state[kItemsPerLaunch / 2];
+  __shared__ int16_t index[kItemsPerLaunch / 2];
+  __shared__ uint8_t phase[kItemsPerLaunch / 2];  // 0: its header awaited, 1: moving, 2: done
+  __shared__ int count, pick;
+  if (threadIdx.x == 0) {
+    count = 0;
+    for (int i = first; i + 1 < end; ++i) {
+      if (!is_chunks_head(p.items[i].kind)) continue;
+      const bool out = p.items[i].kind == kChunksOut;
+      if (out) state[count] = chunk_start(p.items[i], p.items[i + 1]);
+      phase[count] = out ? 1 : 0;
+      index[count] = static_cast<int16_t>(i);
+      ++count;
+    }
+  }
+  __syncthreads();
+  const uint64_t fault = p.h.watchdog_ns ? fault_addr_of(p.h.mailbox_addr, p.h.window_key) : 0;
+  uint64_t start = p.h.watchdog_ns ? mpix_clock_ns() : 0;
+  int at = 0;
+  uint32_t polls = 0;
+  for (;;) {
+    if (threadIdx.x == 0) {
+      int left = 0, stuck = -1;
+      uint64_t seen = 0, want = 0;
+      pick = -1;
+      for (int n = 0; n < count && pick < 0; ++n) {
+        const int m = (at + n) % count;
+        if (phase[m] == 2) continue;
+        const Item &head = p.items[index[m]], &words = p.items[index[m] + 1];
+        auto *peer_word = reinterpret_cast<uint64_t *>(words.b);
+        if (phase[m] == 0) {
+          want = chunk_full_value(head, words);
+          if ((seen = mpix_load_acquire_sys(chunk_full_word(words))) < want) {
+            ++left, stuck = m;
+            continue;
+          }
+          state[m] = chunk_start(head, words);
+          if (chunks_abandon(head, state[m])) mpix_store_release_sys(peer_word, chunks_abandoned(state[m]));
+          if (!chunks_progress(state[m])) {
+            phase[m] = 2;
+            continue;
+          }
+          mpix_store_release_sys(peer_word, chunks_go(state[m]));
+          phase[m] = 1;
+        }
+        bool abandoned = false;
+        seen = mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(words.a));
+        if (chunk_ready(head, state[m], seen, &abandoned)) {
+          pick = m;
+        } else if (abandoned) {
+          phase[m] = 2;
+        } else {
+          ++left, stuck = m, want = chunk_want(state[m]);
+        }
+      }
+      if (pick < 0 && left == 0) pick = -2;  // every message moved
+      if (pick < 0 && left > 0) {
+        const Item &head = p.items[index[stuck]];
+        if ((++polls & 63) == 0 && fault_ends_wait(p, fault)) {
+          report_timeout(p, head, want, seen, true);
+          pick = -3;
+        } else if (p.h.watchdog_ns && mpix_clock_ns() - start > p.h.watchdog_ns) {
+          report_timeout(p, head, want, seen);
+          pick = -3;
+        }
+      }
+    }
+    __syncthreads();
+    const int m = pick;
+    if (m == -2) return true;
+    if (m == -3) return false;
+    if (m >= 0) {
+      const Item &head = p.items[index[m]], &words = p.items[index[m] + 1];
+      const ChunkMove c = chunk_move(head, words, state[m]);
+      copy_bytes(c.dst, c.src, c.bytes, threadIdx.x, blockDim.x);
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        mpix_store_release_sys(reinterpret_cast<uint64_t *>(words.b), c.signal);
+        if (++state[m].next == state[m].total) phase[m] = 2;
+        at = m + 1;
+        if (p.h.watchdog_ns) start = mpix_clock_ns();
+      }
+    }
+    __syncthreads();
+  }
 }
 
 template <typename T, typename Bits>
@@ -440,7 +539,10 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
       mpix_store_relaxed_sys(reinterpret_cast<uint64_t *>(p.items[i].a), values[i]);
   // A wait the watchdog ended skips the epoch's data and stores; its counting signals (the
   // window's retire count) still run, so the host sees the list as finished.
-  const bool waited =
+  // A launch that moves chunks moves them first (run_chunks), then waits as any launch.
+  const bool chunked = p.h.bits & mpix::work::kChunked;
+  bool waited =
+      (!chunked || run_chunks(p, end_waits, end_ops)) &&
       wait_flags(p, first_wait, p.h.nwait, values, seen, line_hints, blockIdx.x == 0) &&
       !((p.h.bits & mpix::work::kSkipIfWatchdogFired) &&
         reinterpret_cast<volatile mpix::work::WatchdogMailbox *>(p.h.mailbox_addr)->fired);
@@ -465,6 +567,16 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   ThreadCursor cursor;
   for (int i = end_waits; waited && i < end_ops; ++i) {
     const Item &it = p.items[i];
+    if (mpix::work::is_chunks_head(it.kind)) {
+      // Moved before the waits where the launch moves chunks; else only a long message the
+      // receive cannot take has its abandon word stored.
+      if (!chunked && tid == 0) {
+        const mpix::work::ChunkState s = mpix::work::chunk_start(it, p.items[i + 1]);
+        if (mpix::work::chunks_abandon(it, s))
+          mpix_store_release_sys(reinterpret_cast<uint64_t *>(p.items[i + 1].b), mpix::work::chunks_abandoned(s));
+      }
+      continue;
+    }
     if (it.kind == mpix::work::kCopy) {
       copy_bytes(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,
                  cursor.rank(tid, nthreads), nthreads);

@@ -53,13 +53,22 @@ enum ItemKind : uint8_t {
   // signed byte offset; written before the signal the list waited for); n bytes go from b to a
   // when n <= bytes (the receive buffer's size, which also sizes the grid), nothing otherwise.
   kCopyCounted = 16,
+  // Two-sided messages larger than a mailbox (kernels/message_chunks.h): the data of one message
+  // travels through its mailbox in chunks, each followed by its kChunkWords item.
+  kChunksOut = 17,   // a send's chunks: a = source, b = the mailbox's data, bytes = the length
+  kChunksIn = 18,    // a receive's: a = destination (0: copy nothing), b = the mailbox's data,
+                     // bytes = the buffer's size
+  kChunkWords = 19,  // its companion: a = the word waited on, b = the peer's word stored, bytes =
+                     // the message's round (kCursor: the cursor's address), peer = the chunk size
 };
 inline constexpr bool has_companion(uint8_t kind) {
-  return kind == kCopyPairs || kind == kAccumulatePairs || kind == kPutLines || kind == kWaitLines;
+  return kind == kCopyPairs || kind == kAccumulatePairs || kind == kPutLines || kind == kWaitLines ||
+         kind == kChunksOut || kind == kChunksIn;
 }
 inline constexpr bool is_companion(uint8_t kind) {
-  return kind == kPairList || kind == kLineTag || kind == kLineArea;
+  return kind == kPairList || kind == kLineTag || kind == kLineArea || kind == kChunkWords;
 }
+inline constexpr bool is_chunks_head(uint8_t kind) { return kind == kChunksOut || kind == kChunksIn; }
 
 // Line puts: a small put to a node-local target travels as lines of the collectives' low-latency
 // protocol (coll/lines.h: each 8 payload bytes in two 64-bit words that carry a tag), into an area
@@ -196,6 +205,10 @@ enum LaunchBits : uint16_t {
   // is coherent where those kernels' stores landed (this device's L2, or the network's target),
   // so a release would order nothing and cost a system fence.
   kNoData = 8,
+  // The launch moves chunks of two-sided messages longer than a mailbox (message_chunks.h): one
+  // block, whose chunk loop runs before the waits, each long receive waiting there for its own
+  // message, so that no message of the list waits for another's.
+  kChunked = 16,
 };
 
 // Items of a launch, in order: leading signals (relaxed stores by block 0 before any wait: the

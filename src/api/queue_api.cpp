@@ -264,7 +264,10 @@ Result mpich_send(const char *call, const void *buf, int count, MPI_Datatype dat
   if (Result r = p2p::add(*q, op, true)) return r;
   if (request)
     if (Result r = p2p::make_request(op, request)) return r;
-  return p2p::send_now(*q);
+  if (Result r = p2p::send_now(*q)) return r;
+  // A blocking send longer than a mailbox completes on the stream once its data went, as MPI_Send's
+  // rendezvous does: its chunks follow at once.
+  return request || !op->chunked ? ok() : p2p::send_chunks(*q);
 }
 
 Result mpich_recv(const char *call, void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,

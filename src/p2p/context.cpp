@@ -195,6 +195,10 @@ uint64_t *Context::full_out(int peer, int box) const { return peer_flags[local[p
 uint64_t *Context::full_in(int peer, int box) const { return flags + full_word(local[peer], box); }
 uint64_t *Context::free_out(int peer, int box) const { return flags + free_word(local[peer], box); }
 uint64_t *Context::free_in(int peer, int box) const { return peer_flags[local[peer]] + free_word(local[rank], box); }
+uint64_t *Context::chunk_in(int peer, int box) const { return flags + chunk_word(local[peer], box); }
+uint64_t *Context::chunk_out(int peer, int box) const { return peer_flags[local[peer]] + chunk_word(local[rank], box); }
+uint64_t *Context::go_out(int peer, int box) const { return flags + go_word(local[peer], box); }
+uint64_t *Context::go_in(int peer, int box) const { return peer_flags[local[peer]] + go_word(local[rank], box); }
 uint64_t *Context::sent_cursor(int peer, int box) const { return flags + sent_cursor_word(nlocal, local[peer], box); }
 uint64_t *Context::received_cursor(int peer, int box) const {
   return flags + received_cursor_word(nlocal, local[peer], box);

@@ -65,6 +65,10 @@ struct Context {
   uint64_t *full_in(int peer, int box) const;  // this rank's word that peer stores
   uint64_t *free_out(int peer, int box) const; // this rank's word that peer adds to
   uint64_t *free_in(int peer, int box) const;  // peer's word this rank adds to
+  uint64_t *chunk_in(int peer, int box) const;  // this rank's word that peer stores per chunk in
+  uint64_t *chunk_out(int peer, int box) const; // peer's word this rank stores per chunk in
+  uint64_t *go_out(int peer, int box) const;    // this rank's word that peer stores to allow chunks
+  uint64_t *go_in(int peer, int box) const;     // peer's word this rank stores to allow chunks
   uint64_t *sent_cursor(int peer, int box) const;      // rounds this rank's streams sent through the mailbox
   uint64_t *received_cursor(int peer, int box) const;  // rounds they received from it
 };

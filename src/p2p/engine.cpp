@@ -80,8 +80,11 @@ void push_data(gpu::WorkList &list, const Op &op, char *dst, char *src, bool cou
     const int64_t d = l.count ? l.single.dst : 0, s = l.count ? l.single.src : 0;
     work::Item copy = core::copy_item(dst + d, src + s, op.bytes);
     if (counted) {
+      // A message longer than the mailbox moves in chunks (chunk_items): this copy takes only one
+      // that travelled whole.
       copy.kind = work::kCopyCounted;
       copy.peer = length_at;
+      copy.bytes = std::min(op.bytes, op.ctx->slot_bytes);
     }
     list.ops.push_back(copy);
     return;
@@ -108,14 +111,19 @@ struct Route {
   char *mailbox;
   uint64_t *wait_word, *signal_word, *cursor;
   bool remote;
+  // Chunks of a message longer than the mailbox (node-local only): the word this rank waits on per
+  // chunk (a send's go, a receive's chunk) and the peer's word it stores.
+  uint64_t *chunk_wait = nullptr, *chunk_signal = nullptr;
 };
 
 Route route_of(const Op &op, int box) {
   const Context &c = *op.ctx;
   const int p = op.peer;
   if (c.local[p] >= 0)
-    return op.send ? Route{c.mailbox_out(p, box), c.free_out(p, box), c.full_out(p, box), c.sent_cursor(p, box), false}
-                   : Route{c.mailbox_in(p, box), c.full_in(p, box), c.free_in(p, box), c.received_cursor(p, box), false};
+    return op.send ? Route{c.mailbox_out(p, box), c.free_out(p, box), c.full_out(p, box), c.sent_cursor(p, box), false,
+                           c.go_out(p, box), c.chunk_out(p, box)}
+                   : Route{c.mailbox_in(p, box), c.full_in(p, box), c.free_in(p, box), c.received_cursor(p, box), false,
+                           c.chunk_in(p, box), c.go_in(p, box)};
   const net::Remote &r = *c.remote;
   const int j = r.index[p];
   return op.send ? Route{r.staging_out(p, box), r.word(free_word(j, box)), nullptr,
@@ -133,7 +141,7 @@ void send_items(gpu::WorkList &list, const Op &op, const Route &rt) {
     list.waits.push_back(at_round(core::wait_item(rt.wait_word, 0, op.peer, work::kWaitPost), rt.cursor, round,
                                   counted));
   char *mb = rt.mailbox;
-  if (op.bytes > 0) push_data(list, op, mb + kDataAt, static_cast<char *>(op.buf), false);
+  if (op.bytes > 0 && !op.chunked) push_data(list, op, mb + kDataAt, static_cast<char *>(op.buf), false);
   list.ops.push_back(store2(mb, 1, op.ident));
   list.ops.push_back(store2(mb + 16, 0, op.bytes));
   if (rt.signal_word)
@@ -141,22 +149,60 @@ void send_items(gpu::WorkList &list, const Op &op, const Route &rt) {
   list.signals.push_back(core::advance(rt.cursor));
 }
 
-// A receive's items: "full" awaited; the header copied into the record (not for a captured
-// receive, which nothing checks on the host), the data (the sender's length, only where it fits:
-// kCopyCounted) into the buffer; "free" added. One launch on a GPU.
-void receive_items(gpu::WorkList &list, const Op &op, const Route &rt) {
+// The chunks item of a message between node-local ranks (kernels/message_chunks.h): a chunked
+// send's data, or what a receive does with a message longer than the mailbox (takes it where its
+// buffer is contiguous and large enough, else lets the sender stop).
+void chunk_items(std::vector<work::Item> &ops, const Op &op, const Route &rt) {
+  const Context &c = *op.ctx;
+  work::Item head{};
+  head.kind = op.send ? work::kChunksOut : work::kChunksIn;
+  const bool whole = op.pairs.count <= 1;
+  const int64_t at = op.pairs.count == 1 ? (op.send ? op.pairs.single.src : op.pairs.single.dst) : 0;
+  if (whole && (op.send || op.bytes > c.slot_bytes)) head.a = reinterpret_cast<uint64_t>(static_cast<char *>(op.buf) + at);
+  head.b = reinterpret_cast<uint64_t>(rt.mailbox + kDataAt);
+  head.bytes = op.bytes;
+  head.peer = op.peer;
+  head.dtype = op.send ? work::kWaitPost : work::kWaitComplete;
+  work::Item words{};
+  words.kind = work::kChunkWords;
+  words.a = reinterpret_cast<uint64_t>(rt.chunk_wait);
+  words.b = reinterpret_cast<uint64_t>(rt.chunk_signal);
+  words.peer = static_cast<int32_t>(c.slot_bytes / 2);
+  if (c.cursors_counted) {
+    words.bytes = box_round(op.use);
+  } else {
+    words.flags = work::kCursor;
+    words.bytes = reinterpret_cast<uint64_t>(rt.cursor);
+  }
+  ops.push_back(head);
+  ops.push_back(words);
+}
+
+// A receive's items: "full" awaited; the data (the sender's length, only where it fits:
+// kCopyCounted) into the buffer, a longer message's chunks (node-local), then the header copied
+// into the record (not for a captured receive, which nothing checks on the host), after the chunks
+// so that a record says the whole message arrived; "free" added. One launch on a GPU.
+void receive_items(gpu::WorkList &list, std::vector<work::Item> &chunks, std::vector<work::Item> &tail, const Op &op,
+                   const Route &rt) {
   const Context &c = *op.ctx;
   uint64_t *cursor = rt.cursor;
   list.waits.push_back(at_round(core::wait_item(rt.wait_word, 1, op.peer, work::kWaitComplete), cursor,
                                 box_round(op.use), c.cursors_counted));
   char *mb = rt.mailbox;
-  if (!op.captured) list.ops.push_back(core::copy_item(op.record, mb, kHeaderBytes));
   if (op.bytes > 0) push_data(list, op, static_cast<char *>(op.buf), mb + kDataAt, true);
+  if (!rt.remote) chunk_items(chunks, op, rt);
+  if (!op.captured) tail.push_back(core::copy_item(op.record, mb, kHeaderBytes));
   if (op.user_status && host_backend())
-    list.ops.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(),
-                                       mb + kLengthAt, 4));
+    tail.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(),
+                                   mb + kLengthAt, 4));
   if (rt.signal_word) list.signals.push_back(add_one(rt.signal_word));
   list.signals.push_back(core::advance(cursor));
+}
+
+// A chunked send at a wait point: its chunks, then the mark in its record that they all went.
+void send_chunk_items(std::vector<work::Item> &chunks, std::vector<work::Item> &tail, const Op &op, const Route &rt) {
+  chunk_items(chunks, op, rt);
+  tail.push_back(store2(reinterpret_cast<const char *>(op.record), 1, op.ident));
 }
 
 // Whether q's stream is being captured; operations go in lists in the capture state they were
@@ -218,9 +264,14 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
   // Operations toward other nodes are posted for the queue's next doorbell ring, which the list
   // rings once after all its messages.
   bool remote = false;
+  // Ops in order: the data of every message, then the chunks of those longer than a mailbox, all
+  // moving together, then what records their end.
+  std::vector<work::Item> chunks, tail;
   for (const auto &op : ops) {
     const Route rt = route_of(*op, box_index(op->channel, op->use));
-    (sends ? send_items : receive_items)(list, *op, rt);
+    if (sends) send_items(list, *op, rt);
+    else if (op->send) send_chunk_items(chunks, tail, *op, rt);
+    else receive_items(list, chunks, tail, *op, rt);
     if (!rt.remote) continue;
     if (Result r = sends ? net::post_send(*op, q) : net::post_receive(*op, q)) {
       if (remote) net::ring_lost(q);  // operations already posted for this ring must never fire
@@ -228,6 +279,8 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
     }
     remote = true;
   }
+  list.ops.insert(list.ops.end(), chunks.begin(), chunks.end());
+  list.ops.insert(list.ops.end(), tail.begin(), tail.end());
   if (remote) net::ring(list, q);
   core::place_pair_lists_on_device(list, capturing);
   if (!capturing) list.signals.push_back(list_ran(q));  // replays would count lists no call enqueued
@@ -237,19 +290,37 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
     return fail(MPI_ERR_OTHER, std::string("enqueuing the ") + (sends ? "send" : "receive") +
                                    " list on the stream failed: " + be.last_error());
   }
+  // A chunked send is done with once its chunks' list ran (or, captured, is in the graph).
+  auto chunks_follow = [&](const std::shared_ptr<Op> &op) {
+    if (!sends || !op->chunked) return false;
+    q.chunking.push_back(op);
+    return true;
+  };
   if (capturing) {
-    for (const auto &op : ops) finish_captured(*op);
+    for (const auto &op : ops)
+      if (!chunks_follow(op)) finish_captured(*op);
     return ok();
   }
   ++q.lists;
   auto self = q.shared_from_this();
   for (const auto &op : ops) {
+    note_user(*op->ctx, self, q.lists);
+    if (chunks_follow(op)) continue;
     op->list = q.lists;
     q.in_lists.push_back(op);
-    note_user(*op->ctx, self, q.lists);
   }
   g_busy.insert(self);
   return ok();
+}
+
+// Whether a send of `ops` goes through a mailbox a chunked send of q still holds (its chunks in no
+// list yet): those must go first, or the later send would wait for them behind itself.
+bool reuses_chunking_mailbox(const Queue &q, const std::vector<std::shared_ptr<Op>> &ops) {
+  for (const auto &c : q.chunking)
+    for (const auto &op : ops)
+      if (op->ctx == c->ctx && op->peer == c->peer && op->channel == c->channel && op->use >= c->use + kMailboxes)
+        return true;
+  return false;
 }
 
 using Key = std::tuple<Context *, int, int>;
@@ -292,6 +363,8 @@ Result emit_sends(Queue &q) {
   for (;;) {
     std::vector<std::shared_ptr<Op>> s = pick(q, true, false, nullptr);
     if (s.empty()) return ok();
+    if (reuses_chunking_mailbox(q, s))
+      if (Result r = send_chunks(q)) return r;
     if (Result r = enqueue_list(q, s, true)) return r;
   }
 }
@@ -304,6 +377,12 @@ void set_error(Op &op, int cls, std::string msg) {
 // The checks of a finished receive: it arrived, it is the message the receive expected, it fit.
 void finish(Op &op) {
   op.finished = true;
+  if (op.send && op.chunked && op.record_host && op.record_host[0] != 1) {
+    set_error(op, MPI_ERR_OTHER, "the message's chunks did not all go: a stream wait of its list ended early (the "
+                                 "watchdog, MPIX_ST_WATCHDOG_MS)");
+    gpu::WatchdogReport report;
+    gpu::backend().take_watchdog_report(&report, op.ctx->id, nullptr);
+  }
   if (!op.send && op.ctx) {
     const volatile uint64_t *rec = op.record_host;
     if (rec[0] != 1) {
@@ -468,12 +547,19 @@ Result match(Op &op, bool capturing) {
                 "rank " + std::to_string(op.peer) +
                     " is on another node: messages between nodes cannot be captured into a graph yet (their "
                     "network operations are posted once, when the call is made)");
-  if (op.send && op.bytes > c.slot_bytes)
-    return fail(MPI_ERR_UNSUPPORTED_OPERATION,
-                "a message of " + std::to_string(op.bytes) + " bytes: messages are limited to " +
-                    std::to_string(c.slot_bytes) + " bytes, a mailbox (MPIX_ST_P2P_SLOT_KIB; larger messages "
-                                                   "are not supported yet)");
   if (Result r = pieces_of(op, c)) return r;
+  if (op.send && op.bytes > c.slot_bytes) {
+    const std::string limit = " bytes: such messages are limited to " + std::to_string(c.slot_bytes) +
+                              " bytes, a mailbox (MPIX_ST_P2P_SLOT_KIB)";
+    if (c.local[op.peer] < 0)
+      return fail(MPI_ERR_UNSUPPORTED_OPERATION, "a message of " + std::to_string(op.bytes) +
+                                                     " bytes to a rank on another node" + limit);
+    if (op.pairs.count > 1)
+      return fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                  "a message of " + std::to_string(op.bytes) + " bytes of a derived datatype in " +
+                      std::to_string(op.pairs.count) + " pieces" + limit);
+    op.chunked = true;
+  }
   op.channel = channel_of(op.tag);
   const size_t at = static_cast<size_t>(op.peer) * kChannels + op.channel;
   op.use = op.send ? c.sent[at]++ : c.received[at]++;
@@ -488,7 +574,7 @@ Result add(Queue &q, const std::shared_ptr<Op> &op, bool started) {
     finish(*op);
     return ok();
   }
-  if (!op->send) {
+  if (!op->send || op->chunked) {
     if (q.free_records.empty()) {
       gpu::HostMapped m;
       gpu::Backend &be = gpu::backend();
@@ -526,10 +612,18 @@ Result send_now(Queue &q) {
   return emit_sends(q);
 }
 
+Result send_chunks(Queue &q) {
+  if (q.chunking.empty()) return ok();
+  std::vector<std::shared_ptr<Op>> c;
+  c.swap(q.chunking);
+  return enqueue_list(q, c, false);
+}
+
 Result flush(Queue &q, const std::vector<Op *> *only) {
-  if (q.waiting.empty()) return ok();
+  if (q.waiting.empty() && q.chunking.empty()) return ok();
   bool capturing = false;
   if (Result r = capture_state(q, q.waiting, &capturing)) return r;
+  if (Result r = capture_state(q, q.chunking, &capturing)) return r;
   if (Result r = emit_sends(q)) return r;
   std::map<Key, uint64_t> limit;
   if (only)
@@ -544,9 +638,13 @@ Result flush(Queue &q, const std::vector<Op *> *only) {
     // Only receives from this rank itself before their sends: the stream waits, as MPI would.
     if (r.empty()) r = pick(q, false, true, lim);
     if (r.empty()) break;
+    // Chunked sends whose header went out move with the first receives, so that an exchange of
+    // long messages never waits for itself.
+    r.insert(r.end(), q.chunking.begin(), q.chunking.end());
+    q.chunking.clear();
     if (Result e = enqueue_list(q, r, false)) return e;
   }
-  return ok();
+  return send_chunks(q);
 }
 
 Result status_after(const std::shared_ptr<Op> &held) {
@@ -598,8 +696,10 @@ Result wait_host(Op &op, const char *caller) {
     if (!op.started)
       return fail(MPI_ERR_REQUEST, std::string(caller) + ": the request's operation (" + op.call +
                                        ") was not started: call MPIX_Enqueue_start on its queue first");
+    // A long send's chunks move only as its receiver takes them, which may wait for this rank's
+    // own started receives (an exchange): they all go in lists with it, as MPI progresses them.
     const std::vector<Op *> only{&op};
-    if (Result r = flush(*op.queue, &only)) return r;
+    if (Result r = flush(*op.queue, op.chunked ? nullptr : &only)) return r;
   }
   for (unsigned spin = 0; !finished(op); ++spin) pause(spin);
   return ok();
@@ -616,8 +716,8 @@ Result free_queue(const std::shared_ptr<Queue> &q) {
     return fail(MPI_ERR_PENDING, std::to_string(receives) +
                                      " started receive(s) on the queue were never waited for: call "
                                      "MPIX_Enqueue_wait (or complete their requests) before freeing it");
-  if (!q->waiting.empty())
-    if (Result r = flush(*q)) return r;  // sends held back: their lists go out now
+  if (!q->waiting.empty() || !q->chunking.empty())
+    if (Result r = flush(*q)) return r;  // sends held back, chunks of sends: their lists go out now
   if (Result r = take_queue_error(*q)) return r;
   q->freed = true;
   return ok();
@@ -660,6 +760,9 @@ void forget_request(MPI_Request r) {
 void request_freed(Op &op) {
   const bool finished_before = op.finished;
   op.stream_waited = true;  // from now on reap() hands its error to the queue
+  // Nothing will wait for a chunked send now: its chunks go (errors go to the queue, as below).
+  if (op.chunked && op.list == 0 && op.queue)
+    if (Result r = send_chunks(*op.queue)) op.queue->errors.push_back(r);
   finished(op);
   if (finished_before && op.error_class != MPI_SUCCESS && op.queue)
     op.queue->errors.push_back(fail(op.error_class, op.error));

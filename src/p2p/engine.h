@@ -47,10 +47,13 @@ struct Op {
   // A derived datatype's pieces between the buffer and the mailbox, packed there in type-map order
   // (dst: the mailbox for a send, the buffer for a receive); count 0 for a contiguous buffer.
   core::PairList pairs;
+  // A send longer than a mailbox (kernels/message_chunks.h): its list stores the header; its data
+  // moves in chunks from a later list (a wait point's), where the receiver's chunks also move.
+  bool chunked = false;
   int channel = 0;
   uint64_t use = 0;                      // its number among the messages of its channel
   uint64_t ident = 0;                    // layout.h, identity
-  uint64_t *record = nullptr;            // receive: the header as delivered (device view)
+  uint64_t *record = nullptr;            // receive: the header as delivered; chunked send: its end (device view)
   uint64_t *record_host = nullptr;       // the same, for the host
   MPI_Status *user_status = nullptr;     // MPICH's stream waits: the stream writes its count (host backend)
   std::shared_ptr<Queue> queue;
@@ -78,6 +81,7 @@ struct Queue : std::enable_shared_from_this<Queue> {
   std::vector<std::shared_ptr<Op>> unstarted;   // HPE: enqueued, not started
   std::vector<std::shared_ptr<Op>> waiting;     // started, in no list yet
   std::deque<std::shared_ptr<Op>> in_lists;     // in lists that have not finished, in list order
+  std::vector<std::shared_ptr<Op>> chunking;    // chunked sends whose header is in a list, their chunks in none
   // Status records (32 bytes each) in memory the stream writes and the host reads.
   std::vector<gpu::HostMapped> record_chunks;
   std::vector<std::pair<uint64_t *, uint64_t *>> free_records;  // (device view, host view)
@@ -109,6 +113,9 @@ core::Result start(Queue &q);
 core::Result flush(Queue &q, const std::vector<Op *> *only = nullptr);
 // Sends started on a queue at once (MPICH's spelling): in a list now.
 core::Result send_now(Queue &q);
+// The chunks of q's chunked sends whose header went out: in a list of their own now (a blocking
+// send, a freed request, a later send through the same mailbox). Wait points take them otherwise.
+core::Result send_chunks(Queue &q);
 
 // A receive already in a list: a list after it writes its count into op.user_status (host backend).
 core::Result status_after(const std::shared_ptr<Op> &op);

@@ -12,7 +12,7 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/work_items.h"
+#include "kernels/message_chunks.h"
 
 namespace mpix::p2p {
 
@@ -24,10 +24,13 @@ constexpr int kBoxes = kChannels * kMailboxes;
 //   header  32 bytes, stored by the sender after its data: 1, the identity word, 0, the length
 //           (the receiver's kCopyCounted item reads the length: it copies exactly the sender's
 //           bytes, and nothing of a message longer than the receive buffer)
-//   data    at kDataAt, slot_bytes: the message
+//   data    at kDataAt, slot_bytes: the message; one longer than slot_bytes moves through the
+//           data in chunks of half of it, after the header (kernels/message_chunks.h)
 constexpr uint64_t kHeaderBytes = 32;
 constexpr uint64_t kLengthAt = 24;
 constexpr uint64_t kDataAt = 64;  // a whole cache line after the header
+static_assert(kDataAt - kLengthAt == work::kChunkLengthBefore,
+              "chunks items find the length from the data");
 
 // Data bytes of a mailbox, the largest message, unless MPIX_ST_P2P_SLOT_KIB says otherwise.
 constexpr uint64_t kSlotBytesHost = 16 * 1024;
@@ -42,21 +45,27 @@ inline uint64_t box_round(uint64_t use) { return use / kMailboxes; }
 inline int channel_of(int tag) { return tag % kChannels; }
 
 // Flag words of a rank, per node-local peer j (its index among the node-local ranks): kBoxes
-// "full" words (messages from j landed in this rank's area for j, stored by j), then kBoxes "free"
-// words (messages of this rank to j that j has taken, added to by j). After those of every peer,
+// "full" words (messages from j landed in this rank's area for j, stored by j), kBoxes "free"
+// words (messages of this rank to j that j has taken, added to by j), then the words of messages
+// larger than a mailbox (kernels/message_chunks.h): kBoxes "chunk" words (chunks from j in, stored
+// by j) and kBoxes "go" words (chunks to j that j allows, stored by j). After those of every peer,
 // the rank's own cursors, which only its streams touch: per peer j, the rounds of each mailbox its
 // streams sent through, then those they received from (work::kCursor). A message's round is its
 // mailbox's cursor when its list runs, so a list captured into a graph is the next round of its
 // mailboxes at every replay.
-inline uint64_t full_word(int j, int box) { return static_cast<uint64_t>(j) * 2 * kBoxes + box; }
-inline uint64_t free_word(int j, int box) { return static_cast<uint64_t>(j) * 2 * kBoxes + kBoxes + box; }
+constexpr uint64_t kPeerWords = 4 * kBoxes;
+inline uint64_t full_word(int j, int box) { return static_cast<uint64_t>(j) * kPeerWords + box; }
+inline uint64_t free_word(int j, int box) { return static_cast<uint64_t>(j) * kPeerWords + kBoxes + box; }
+inline uint64_t chunk_word(int j, int box) { return static_cast<uint64_t>(j) * kPeerWords + 2 * kBoxes + box; }
+inline uint64_t go_word(int j, int box) { return static_cast<uint64_t>(j) * kPeerWords + 3 * kBoxes + box; }
 inline uint64_t sent_cursor_word(int local_ranks, int j, int box) {
-  return static_cast<uint64_t>(local_ranks + j) * 2 * kBoxes + box;
+  return static_cast<uint64_t>(local_ranks) * kPeerWords + static_cast<uint64_t>(j) * 2 * kBoxes + box;
 }
 inline uint64_t received_cursor_word(int local_ranks, int j, int box) {
-  return static_cast<uint64_t>(local_ranks + j) * 2 * kBoxes + kBoxes + box;
+  return sent_cursor_word(local_ranks, j, box) + kBoxes;
 }
-inline uint64_t flag_words(int local_ranks) { return static_cast<uint64_t>(local_ranks) * 4 * kBoxes; }
+static_assert((2 * kBoxes) * sizeof(uint64_t) == work::kFullWordBefore, "chunks items find the full word");
+inline uint64_t flag_words(int local_ranks) { return static_cast<uint64_t>(local_ranks) * (kPeerWords + 2 * kBoxes); }
 
 // The identity a header carries: the tag and the number of the message among those of its source
 // and tag, which the receiver checks when the message completes on the host.

@@ -3,9 +3,15 @@
 # MPI_PROC_NULL, zero bytes, truncation, host completion (MPI_Wait/Test/Waitall, MPI_Get_count).
 mpix_mpi_program(queue_basic)
 mpix_mpi_runs(queue_basic NP 2 3 4)
-# MPIX_ST_P2P_SLOT_KIB: a 64 KiB message travels (refused without the setting on the host
-# backend), one byte more is refused naming the setting.
+# MPIX_ST_P2P_SLOT_KIB: a 64 KiB message travels whole in a mailbox, one byte more in chunks.
 mpix_mpi_runs(queue_basic SUFFIX slot_kib NP 2 GPU_NP 2 ARGS --slot-kib=64 ENV MPIX_ST_P2P_SLOT_KIB=64)
+# Messages longer than a mailbox, in chunks through it: exchanges (sends started before receives),
+# long and mailbox-sized messages on one channel, shorter and longer than the receive (truncation
+# with nothing written, the channel intact after it), to itself, blocking and host-completed sends,
+# derived types of several pieces refused; with the default mailbox and with 1 KiB ones.
+mpix_mpi_program(queue_large)
+mpix_mpi_runs(queue_large NP 2 3)
+mpix_mpi_runs(queue_large SUFFIX slot1 NP 2 4 GPU_NP 2 ENV MPIX_ST_P2P_SLOT_KIB=1)
 # MPICH's spelling on a stream communicator: halo exchange (Isend/Irecv/Waitall_enqueue, stream
 # operations counted), blocking calls with stream-filled statuses and truncation reported by the next
 # call, MPIX_Wait_enqueue, MPI_Wait/Waitany/Waitsome/Testall on the host.

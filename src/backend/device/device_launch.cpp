@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/list_merge.h"
+#include "kernels/message_chunks.h"
 #include "device_backend.h"
 
 namespace mpix::gpu {
@@ -176,6 +177,7 @@ int DeviceBackend::for_each_launch(const WorkList &list, const ListKeys &keys, u
     uint16_t *counts[6] = {&p.h.nlead, &p.h.nwait, &p.h.ncopy, &p.h.nsignal, &p.h.ntrail, &p.h.ncount};
     size_t n = 0;
     uint64_t bytes = 0, runs = 0;
+    bool chunked = false;
     const bool after_trailing_waits = part >= second_phase;
     for (; part < nparts; ++part, index = 0) {
       if (part == second_phase && !after_trailing_waits) break;  // trailing ops: a launch of their own
@@ -187,7 +189,10 @@ int DeviceBackend::for_each_launch(const WorkList &list, const ListKeys &keys, u
         p.items[n] = v[index];
         // Data moved sizes the grid (a kPairList's `b` counts runs, its head has the bytes).
         const uint8_t kind = v[index].kind;
-        if (slot == 2 && kind != work::kStore2 && !work::is_companion(kind)) bytes += v[index].bytes;
+        if (slot == 2 && kind != work::kStore2 && !work::is_companion(kind) && !work::is_chunks_head(kind))
+          bytes += v[index].bytes;
+        // A message that may move in chunks: its block moves them as its peer allows (epoch_kernel.cu).
+        if (work::chunks_may_move(v[index])) chunked = true;
         if (kind == work::kPairList) runs += v[index].b;
         ++*counts[slot];
       }
@@ -200,13 +205,13 @@ int DeviceBackend::for_each_launch(const WorkList &list, const ListKeys &keys, u
     // Trailing ops are copies, never ordered accumulates; a timed-out trailing wait skips them.
     const bool one_block = ordered && !after_trailing_waits;
     p.h.bits = bits | (one_block ? work::kOrdered : 0) | (after_trailing_waits ? work::kSkipIfWatchdogFired : 0) |
-               (list.captured ? work::kCheckAlive : 0) | (no_data ? work::kNoData : 0);
+               (list.captured ? work::kCheckAlive : 0) | (no_data ? work::kNoData : 0) | (chunked ? work::kChunked : 0);
     // Derived-datatype lists of many short runs are bound by their latency, not by bytes: a
     // block per pairs_per_block_ runs. Not per thread the runs take: every thread of a launch
     // walks every item, so blocks beyond the work cost instructions (README, Derived datatypes).
     const uint64_t want = std::max({bytes / bytes_per_block_, runs / pairs_per_block_,
                                     std::min<uint64_t>(spread_blocks_, bytes / kSpreadBlockBytes)});
-    int blocks = one_block ? 1 : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, want)));
+    int blocks = one_block || chunked ? 1 : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, want)));
     // The last of the blocks resets its ticket, so a replay of a captured launch finds it at 0.
     if (blocks > 1 && p.h.nsignal + p.h.ntrail + p.h.ncount > 0) {
       const uint32_t slot = next_ticket_.fetch_add(1) % kTicketSlots;

@@ -1,6 +1,7 @@
 #include "host_exec.h"
 
 #include "kernels/line_puts.h"
+#include "kernels/message_chunks.h"
 #include "launch_stamps.h"
 
 #include <sched.h>
@@ -246,13 +247,106 @@ bool run_pairs(const Item &head, const Item &list, std::string *why) {
   });
 }
 
-bool run_ops(const std::vector<Item> &ops, std::string *why) {
+// Whether the list moves chunks of two-sided messages longer than a mailbox (message_chunks.h).
+bool moves_chunks(const std::vector<Item> &ops) {
+  for (size_t i = 0; i + 1 < ops.size(); ++i)
+    if (work::chunks_may_move(ops[i]) && ops[i + 1].kind == work::kChunkWords) return true;
+  return false;
+}
+
+// What a receive's chunks item does once its message is in, where it moves nothing itself: store
+// the abandon word of a long message it cannot take.
+void abandon_if_long(const Item &head, const Item &words) {
+  const work::ChunkState s = work::chunk_start(head, words);
+  if (work::chunks_abandon(head, s))
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(words.b)).store(work::chunks_abandoned(s),
+                                                                         std::memory_order_release);
+}
+
+// The chunks items of a list that moves chunks, before its waits (work::kChunked): every message
+// moves a chunk as soon as its peer allows (a receive once its own header is in), so that no
+// message of the list waits for another (an exchange's send and receive, a ping-pong's). False
+// when the watchdog (or `watch`) ended a wait: *report says which.
+bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogReport *report, FaultWatch *watch) {
+  struct Moving {
+    const Item *head, *words;
+    work::ChunkState s;
+    bool started;  // the header is in (a send's always is): the state is known
+    bool done;
+  };
+  std::vector<Moving> moving;
+  for (size_t i = 0; i + 1 < ops.size(); ++i)
+    if (work::is_chunks_head(ops[i].kind))
+      moving.push_back({&ops[i], &ops[i + 1], {}, false, false});
+  size_t left = moving.size();
+  const Moving *stuck = nullptr;
+  uint64_t want = 0;
+  auto store = [](const Item &words, uint64_t v) {
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(words.b)).store(v, std::memory_order_release);
+  };
+  const bool moved = wait_until(
+      [&] {
+        for (Moving &m : moving) {
+          if (m.done) continue;
+          const Item &head = *m.head, &words = *m.words;
+          if (!m.started) {
+            want = work::chunk_full_value(head, words);
+            if (head.kind == work::kChunksIn &&
+                load_acquire(reinterpret_cast<uint64_t>(work::chunk_full_word(words))) < want) {
+              stuck = &m;
+              continue;
+            }
+            m.started = true;
+            m.s = work::chunk_start(head, words);
+            if (work::chunks_abandon(head, m.s)) store(words, work::chunks_abandoned(m.s));
+            if (!work::chunks_progress(m.s)) {
+              m.done = true, --left;
+              continue;
+            }
+            if (head.kind == work::kChunksIn) store(words, work::chunks_go(m.s));
+          }
+          while (!m.done) {
+            bool abandoned = false;
+            if (!work::chunk_ready(head, m.s, load_acquire(words.a), &abandoned)) {
+              if (abandoned) m.done = true, --left;
+              else stuck = &m, want = work::chunk_want(m.s);
+              break;
+            }
+            const work::ChunkMove c = work::chunk_move(head, words, m.s);
+            std::memcpy(c.dst, c.src, c.bytes);
+            store(words, c.signal);
+            if (++m.s.next == m.s.total) m.done = true, --left;
+          }
+        }
+        return left == 0;
+      },
+      list.watchdog_ns, watch);
+  if (!moved && stuck) {
+    const uint64_t *word = stuck->started ? reinterpret_cast<const uint64_t *>(stuck->words->a)
+                                          : work::chunk_full_word(*stuck->words);
+    *report = WatchdogReport{list.window_id, stuck->head->peer, stuck->head->dtype, want,
+                             load_acquire(reinterpret_cast<uint64_t>(word))};
+    report->after_fault = watch && watch->ended;
+  }
+  return moved;
+}
+
+// kOk or kErrRuntime (*why). `chunked`: the list moved its chunks items before its waits.
+int run_ops(const std::vector<Item> &ops, std::string *why, bool chunked) {
   for (size_t i = 0; i < ops.size(); ++i) {
     if (work::is_companion(ops[i].kind)) continue;  // read with the item before it
+    if (work::is_chunks_head(ops[i].kind)) {
+      if (i + 1 == ops.size() || ops[i + 1].kind != work::kChunkWords) {
+        *why = "a chunks item without its words";
+        return kErrRuntime;
+      }
+      if (!chunked) abandon_if_long(ops[i], ops[i + 1]);
+      continue;
+    }
     if (ops[i].kind == work::kPutLines) {
       if (i + 1 == ops.size() || ops[i + 1].kind != work::kLineTag) {
         *why = "a line put without its tag";
-        return false;
+        return kErrRuntime;
       }
       put_lines(ops[i], ops[i + 1]);
       continue;
@@ -260,14 +354,14 @@ bool run_ops(const std::vector<Item> &ops, std::string *why) {
     if (work::is_pairs_head(ops[i].kind)) {
       if (i + 1 == ops.size() || ops[i + 1].kind != work::kPairList) {
         *why = "a pairs item without its list";
-        return false;
+        return kErrRuntime;
       }
-      if (!run_pairs(ops[i], ops[i + 1], why)) return false;
+      if (!run_pairs(ops[i], ops[i + 1], why)) return kErrRuntime;
       continue;
     }
-    if (!run_op(ops[i], why)) return false;
+    if (!run_op(ops[i], why)) return kErrRuntime;
   }
-  return true;
+  return kOk;
 }
 
 // A stored signal: a release, so what this list (and the tasks before it) did is seen first.
@@ -339,7 +433,9 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why, work::Tr
   // Leading signals (a merged post's) order what earlier tasks did, as the kernel boundary does.
   for (const Item &it : list.leading_signals) store_signal(it);
   // A wait the watchdog ends skips the rest of the epoch, but the list still counts as run.
-  const bool waited_first = wait_all(list.waits, list, report, watch);
+  const bool chunked = moves_chunks(list.ops);
+  const bool waited_first = (!chunked || run_chunks(list.ops, list, report, watch)) &&
+                            wait_all(list.waits, list, report, watch);
   stamp(work::kTraceWaited);
   if (!waited_first) {
     // Skipped signals may include a network doorbell: later rings of the window must not fire
@@ -350,7 +446,7 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why, work::Tr
     stamp(work::kTraceExit);
     return kErrTimeout;
   }
-  if (!run_ops(list.ops, why)) return kErrRuntime;
+  if (const int st = run_ops(list.ops, why, chunked)) return st;
   if (list.signals.empty() && list.trailing_waits.empty() && list.trailing_ops.empty()) {
     stamp(work::kTraceExit);  // nothing after the data: as the kernel, no tail stamps
     return kOk;
@@ -362,7 +458,8 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why, work::Tr
   stamp(work::kTraceSignalled);
   const bool waited = wait_all(list.trailing_waits, list, report, watch);
   stamp(work::kTraceTrailDone);
-  if (waited && !run_ops(list.trailing_ops, why)) return kErrRuntime;
+  if (waited)
+    if (const int st = run_ops(list.trailing_ops, why, false)) return st;
   count(list);
   stamp(work::kTraceExit);
   return waited ? kOk : kErrTimeout;

@@ -1,0 +1,108 @@
+// Two-sided messages larger than a mailbox (doc/design.md, Two-sided messages), shared by the host
+// executor and the epoch kernel. The send list stores the header (the length) and the "full" word
+// as for any message, but no data; the data follows through the same mailbox in chunks of half
+// its data area, alternating halves, each handed over by a pair of words per mailbox:
+//   - the receiver stores its "go" word (in the sender's flags): round << 32 | c, c = the chunks
+//     the sender may have written so far: 2 when its stream reaches the message, k + 3 once it
+//     copied chunk k out. A receive that takes nothing of the message (a buffer too small, a
+//     derived datatype) stores round << 32 | kChunksAbandoned, and the sender writes nothing more.
+//   - the sender stores its "chunk" word (in the receiver's flags): round << 32 | k + 1 once
+//     chunk k is in.
+// Rounds only grow, so a word left by an earlier message of the mailbox never passes a wait, and
+// a go word of a later round tells the sender its receiver has moved on (abandoned this one).
+// Only the receiver knows whether the message is large (the length is in the header), so every
+// node-local receive carries a kChunksIn item: one of a mailbox-sized message does nothing.
+#pragma once
+#include <cstdint>
+
+#include "work_items.h"
+
+namespace mpix::work {
+
+constexpr uint32_t kChunksAbandoned = 0xFFFFFFFFu;
+constexpr uint64_t kChunkLengthBefore = 40;  // the header's length word lies this far before the data (src/p2p/layout.h)
+
+// A receive's "full" word lies this many bytes before its chunk word (src/p2p/layout.h).
+constexpr uint64_t kFullWordBefore = 1024;
+
+struct ChunkState {
+  uint64_t base = 0;       // round << 32
+  uint64_t length = 0;     // the message's
+  uint32_t total = 0;      // chunks to move; 0: nothing (a mailbox-sized message)
+  uint32_t next = 0;       // the next chunk
+  bool copy = false;       // a receive that takes the data (else it takes nothing: it abandons)
+};
+
+// Whether the item may move chunks: a send's, or a receive's whose buffer could take a long
+// message. A list holding one runs as one block, and moves chunks before its waits
+// (LaunchBits::kChunked): every message of it then makes progress on its own.
+MPIX_HOST_DEVICE inline bool chunks_may_move(const Item &it) {
+  return it.kind == kChunksOut || (it.kind == kChunksIn && it.a != 0);
+}
+
+// The message's round: in the item, or relative to the mailbox's cursor (a send's list of chunks
+// runs after the list that advanced it for the header).
+MPIX_HOST_DEVICE inline uint64_t chunk_round(const Item &head, const Item &words) {
+  if (!(words.flags & kCursor)) return words.bytes;
+  return *reinterpret_cast<const volatile uint64_t *>(words.bytes) - (head.kind == kChunksOut ? 1 : 0);
+}
+// A receive's "full" word and the value that says its message (the header) is in.
+MPIX_HOST_DEVICE inline const uint64_t *chunk_full_word(const Item &words) {
+  return reinterpret_cast<const uint64_t *>(words.a - kFullWordBefore);
+}
+MPIX_HOST_DEVICE inline uint64_t chunk_full_value(const Item &head, const Item &words) {
+  return chunk_round(head, words) + 1;
+}
+
+// The state of a chunks item once its message's header is in (a send's always is). Reads the header.
+MPIX_HOST_DEVICE inline ChunkState chunk_start(const Item &head, const Item &words) {
+  ChunkState s;
+  const bool out = head.kind == kChunksOut;
+  s.base = chunk_round(head, words) << 32;
+  const uint64_t half = static_cast<uint32_t>(words.peer);
+  s.length = out ? head.bytes : *reinterpret_cast<const volatile uint64_t *>(head.b - kChunkLengthBefore);
+  if (s.length <= 2 * half) return s;  // it travelled whole, in the mailbox
+  s.total = static_cast<uint32_t>((s.length + half - 1) / half);
+  s.copy = out || (head.a != 0 && s.length <= head.bytes);
+  return s;
+}
+
+// Whether the item waits for its peer chunk by chunk, or only stores its abandon word.
+MPIX_HOST_DEVICE inline bool chunks_progress(const ChunkState &s) { return s.total > 0 && s.copy; }
+MPIX_HOST_DEVICE inline bool chunks_abandon(const Item &head, const ChunkState &s) {
+  return head.kind == kChunksIn && s.total > 0 && !s.copy;
+}
+// The go a receive stores when it starts taking the chunks.
+MPIX_HOST_DEVICE inline uint64_t chunks_go(const ChunkState &s) { return s.base | 2; }
+MPIX_HOST_DEVICE inline uint64_t chunks_abandoned(const ChunkState &s) { return s.base | kChunksAbandoned; }
+
+// Whether chunk s.next can move, given the word waited on (`seen`); a send also learns that its
+// receiver abandoned the message (then it is done).
+MPIX_HOST_DEVICE inline bool chunk_ready(const Item &head, const ChunkState &s, uint64_t seen, bool *abandoned) {
+  *abandoned = false;
+  if (head.kind == kChunksIn) return seen >= (s.base | (s.next + 1));
+  if ((seen >> 32) > (s.base >> 32) || seen == (s.base | kChunksAbandoned)) {
+    *abandoned = true;
+    return false;
+  }
+  return seen >= (s.base | (s.next + 1));
+}
+// The value waited for (watchdog reports).
+MPIX_HOST_DEVICE inline uint64_t chunk_want(const ChunkState &s) { return s.base | (s.next + 1); }
+
+struct ChunkMove {
+  char *dst;
+  const char *src;
+  uint64_t bytes;
+  uint64_t signal;  // stored into the peer's word after the move
+};
+MPIX_HOST_DEVICE inline ChunkMove chunk_move(const Item &head, const Item &words, const ChunkState &s) {
+  const uint64_t half = static_cast<uint32_t>(words.peer), k = s.next, at = k * half;
+  const uint64_t bytes = s.length - at < half ? s.length - at : half;
+  char *slot = reinterpret_cast<char *>(head.b) + (k & 1) * half;
+  char *buf = reinterpret_cast<char *>(head.a) + at;
+  if (head.kind == kChunksOut) return {slot, buf, bytes, s.base | (k + 1)};
+  return {buf, slot, bytes, s.base | (k + 3)};
+}
+
+}  // namespace mpix::work
