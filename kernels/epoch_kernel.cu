@@ -567,16 +567,8 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   ThreadCursor cursor;
   for (int i = end_waits; waited && i < end_ops; ++i) {
     const Item &it = p.items[i];
-    if (mpix::work::is_chunks_head(it.kind)) {
-      // Moved before the waits where the launch moves chunks; else only a long message the
-      // receive cannot take has its abandon word stored.
-      if (!chunked && tid == 0) {
-        const mpix::work::ChunkState s = mpix::work::chunk_start(it, p.items[i + 1]);
-        if (mpix::work::chunks_abandon(it, s))
-          mpix_store_release_sys(reinterpret_cast<uint64_t *>(p.items[i + 1].b), mpix::work::chunks_abandoned(s));
-      }
-      continue;
-    }
+    // Moved before the waits where the launch moves chunks; else taken after the signals.
+    if (mpix::work::is_chunks_head(it.kind)) continue;
     if (it.kind == mpix::work::kCopy) {
       copy_bytes(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,
                  cursor.rank(tid, nthreads), nthreads);
@@ -671,6 +663,18 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
     (void)wait_flags(p, end_signals, waited ? p.h.ntrail : 0, values, nullptr, line_hints, true);  // one block
   }
   if (tracer) stamps[4] = mpix_clock_ns();
+  // Receives that move no chunks: a long message one cannot take gets its abandon word, off the
+  // path to the signals (only a sender of such a message, an erroneous program, waits for it). A
+  // maximum, because a receive of the mailbox's next message may have stored its go already.
+  if (!chunked && waited && threadIdx.x == 0)
+    for (int i = end_waits; i + 1 < end_ops; ++i) {
+      const Item &it = p.items[i];
+      if (!mpix::work::is_chunks_head(it.kind)) continue;
+      const mpix::work::ChunkState s = mpix::work::chunk_start(it, p.items[i + 1]);
+      if (mpix::work::chunks_abandon(it, s))
+        atomicMax_system(reinterpret_cast<unsigned long long *>(p.items[i + 1].b),
+                         static_cast<unsigned long long>(mpix::work::chunks_abandoned(s)));
+    }
   __syncthreads();  // every cursor-relative value above is read before the counts advance cursors
   for (int i = end_trail + threadIdx.x; i < end_trail + p.h.ncount; i += blockDim.x)
     atomicAdd_system(reinterpret_cast<unsigned long long *>(p.items[i].a), static_cast<unsigned long long>(p.items[i].b));

@@ -16,14 +16,15 @@
 // Every way runs rounds on the stream: rank 0 sends, rank 1 receives all of it and then answers with
 // one message.
 //   Latency (the default): a round is a round trip, one message of the size each way. Sizes run from
-//   --min-bytes to the largest two-sided message (a mailbox, doc/guide/two-sided.md), times --step.
+//   --min-bytes to a mailbox (doc/guide/two-sided.md; --max-bytes goes further), times --step.
 //   Bandwidth (--bandwidth): a round is --window messages of the size from rank 0, into consecutive
 //   slices of rank 1's buffer, then an 8-byte acknowledgement back; GB/s = window x bytes / time per
 //   round. rma_stream puts the window in one epoch, as its latency round trip has one epoch per hop
 //   (an epoch per message would make every message wait for its own post). Sizes run up to
-//   --max-bytes (default 256 MiB on GPUs, 1 MiB on the host backend); the two-sided ways stop at the
-//   mailbox (cells above it: "over the mailbox"). Above 1 MiB per round a timing has fewer rounds
-//   (bench::iters_for, as coll_bench: about --iters MiB, at least 5); the rows say how many.
+//   --max-bytes (default 256 MiB on GPUs, 1 MiB on the host backend); between nodes the two-sided
+//   ways stop at the mailbox (cells above it: "over the mailbox"), node-local they move longer
+//   messages in chunks. Above 1 MiB per round a timing has fewer rounds (bench::iters_for, as
+//   coll_bench: about --iters MiB, at least 5); the rows say how many.
 // Timing, both modes: the rounds enqueued back to back and one stream synchronisation, the slower
 // rank's time per round, after --warmup rounds (at most a timing's); the median of --reps such timings
 // (bench::timed_eager, as coll_bench: of an even count, the mean of the middle two).
@@ -55,21 +56,13 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "library_view.h"
 #include "p2p_vendor.h"
 #include "xdev.h"
 
 namespace {
 
-// The largest message one mailbox takes (doc/guide/two-sided.md, "What they take": Sizes), unless
-// MPIX_ST_P2P_SLOT_KIB (decimal KiB, as the library reads it) sets it.
-constexpr size_t kMailboxBytesHost = size_t(16) << 10;
-constexpr size_t kMailboxBytesGpu = size_t(1) << 20;
 bool host_backend() { return std::strcmp(MPIX_St_backend_name(), "host") == 0; }
-size_t mailbox_bytes() {
-  const char *kib = std::getenv("MPIX_ST_P2P_SLOT_KIB");
-  if (kib && *kib && std::strspn(kib, "0123456789") == std::strlen(kib)) return std::strtoull(kib, nullptr, 10) << 10;
-  return host_backend() ? kMailboxBytesHost : kMailboxBytesGpu;
-}
 
 // Bandwidth mode: the default largest size, and the acknowledgement closing a round.
 constexpr size_t kBandwidthMaxGpu = size_t(256) << 20;
@@ -110,15 +103,16 @@ Options parse(int argc, char **argv) {
   return o;
 }
 
-// Fills in the default largest size; false (with a message from rank 0) where the sizes cannot run:
-// latency rows are one message of every way, so they end at the mailbox; counts are ints.
-bool settle_sizes(Options &o, size_t mailbox, int rank) {
+// Fills in the default largest size (latency: a mailbox); false (with a message from rank 0) where
+// the sizes cannot run: latency rows are one message of every way, so they end at `largest`, the
+// longest two-sided message between the two ranks; counts are ints.
+bool settle_sizes(Options &o, size_t mailbox, size_t largest, int rank) {
   if (o.max_bytes == 0) o.max_bytes = !o.bandwidth ? mailbox : host_backend() ? kBandwidthMaxHost : kBandwidthMaxGpu;
-  const size_t limit = o.bandwidth ? size_t(INT_MAX) : mailbox;
+  const size_t limit = o.bandwidth ? size_t(INT_MAX) : std::min(largest, size_t(INT_MAX));
   if (o.max_bytes <= limit && o.min_bytes <= o.max_bytes) return true;
   if (rank == 0)
     std::fprintf(stderr, "p2p_bench: sizes must lie in [1, %zu] (%s)\n", limit,
-                 o.bandwidth ? "a count of bytes in an int" : "one two-sided message on this backend");
+                 o.bandwidth ? "a count of bytes in an int" : "one two-sided message between these ranks");
   return false;
 }
 
@@ -268,7 +262,7 @@ struct Way {
   const char *name;
   void (*round)(Pair &, const Round &);
   bool into_window;  // where the received data lands
-  bool two_sided;    // a message takes at most one mailbox
+  bool two_sided;    // between nodes, a message takes at most one mailbox
   bool capturable;   // can be captured into a graph (--graph)
 };
 
@@ -323,13 +317,13 @@ Cell cell_of(const Options &o, const Round &r, double sec) {
 }
 
 // One size, every way; *ok turns false where a way's data did not arrive.
-Row measure_size(Pair &p, const Options &o, const std::vector<Way> &ways, size_t bytes, size_t mailbox, bool *ok) {
+Row measure_size(Pair &p, const Options &o, const std::vector<Way> &ways, size_t bytes, size_t largest, bool *ok) {
   const int n = static_cast<int>(bytes);
   const Round r = o.bandwidth ? Round{n, o.window, kAckBytes} : Round{n, 1, n};
   Row row{bytes, o.bandwidth ? bench::iters_for(size_t(o.window) * bytes, o.iters) : o.iters, {}, {}};
   for (size_t w = 0; w < ways.size(); ++w) {
     const Way &way = ways[w];
-    const bool refused = way.two_sided && bytes > mailbox;  // by the library: no measurement, no failure
+    const bool refused = way.two_sided && bytes > largest;  // by the library: no measurement, no failure
     const Times t = refused ? Times{} : measure(p, o, way, r, row.rounds, 1 + 2 * static_cast<int>(w));
     *ok = *ok && t.ok;
     row.eager.push_back(refused ? Cell{0, kOverMailbox} : cell_of(o, r, t.eager));
@@ -355,7 +349,7 @@ std::string names_where(const std::vector<Way> &ways, bool Way::*property, bool 
 }
 
 void print_header(const Options &o, const std::vector<Way> &ways, const std::vector<size_t> &sizes, size_t mailbox,
-                  bool staged, const p2p_bench::VendorChoice &nccl) {
+                  size_t largest, bool staged, const p2p_bench::VendorChoice &nccl) {
   std::printf("p2p_bench backend=%s ranks=2 bytes=%zu..%zu (x%d) iters=%d reps=%d warmup=%d host=%s mailbox=%zu",
               MPIX_St_backend_name(), sizes.front(), sizes.back(), o.step, o.iters, o.reps, o.warmup,
               staged ? "staged" : "direct", mailbox);
@@ -369,8 +363,8 @@ void print_header(const Options &o, const std::vector<Way> &ways, const std::vec
   else
     std::printf("round trip (us), median of %d repetitions of %d back-to-back round trips\n", o.reps, o.iters);
   const std::string two_sided = names_where(ways, &Way::two_sided, true);
-  if (o.bandwidth && sizes.back() > mailbox && !two_sided.empty())
-    std::printf("-: over the mailbox (%s: messages of at most %zu bytes)\n", two_sided.c_str(), mailbox);
+  if (o.bandwidth && sizes.back() > largest && !two_sided.empty())
+    std::printf("-: over the mailbox (%s: messages between nodes of at most %zu bytes)\n", two_sided.c_str(), largest);
   if (o.graph)
     std::printf("after |: replayed, the rounds of a timing captured once into a graph; not capturable: %s\n",
                 names_where(ways, &Way::capturable, false).c_str());
@@ -470,8 +464,11 @@ int main(int argc, char **argv) {
   }
   Options o = parse(argc, argv);
   bench::init_device();
-  const size_t mailbox = mailbox_bytes();
-  if (!settle_sizes(o, mailbox, p.rank)) {
+  const size_t mailbox = library_view::mailbox_bytes();
+  // Messages between nodes are at most a mailbox; node-local ones of any length move in chunks.
+  const std::vector<long> node = library_view::node_of_each_rank(MPI_COMM_WORLD);
+  const size_t largest = node[0] != node[1] ? mailbox : size_t(INT_MAX);
+  if (!settle_sizes(o, mailbox, largest, p.rank)) {
     MPI_Finalize();
     return 2;
   }
@@ -516,11 +513,11 @@ int main(int argc, char **argv) {
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   MPI_Group_incl(world, 1, &p.peer, &p.peer_group);
 
-  if (p.rank == 0) print_header(o, ways, sizes, mailbox, staged, nccl);
+  if (p.rank == 0) print_header(o, ways, sizes, mailbox, largest, staged, nccl);
   std::vector<Row> rows;
   bool ok = true;
   for (size_t bytes : sizes) {
-    rows.push_back(measure_size(p, o, ways, bytes, mailbox, &ok));
+    rows.push_back(measure_size(p, o, ways, bytes, largest, &ok));
     if (p.rank == 0) print_row(o, ways, rows.back());
   }
   int all_ok = 0, mine = ok ? 1 : 0;

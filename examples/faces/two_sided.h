@@ -3,23 +3,16 @@
 #pragma once
 #include <mpi.h>
 
-#include <cstddef>
 #include <string>
 
 #include "plan.h"
 
 namespace faces {
 
-// The largest message one mailbox takes by default (doc/guide/two-sided.md, "What they take":
-// Sizes); the library refuses a larger one at the send, so the modes are skipped for such inputs.
-constexpr size_t kMailboxBytesHost = size_t(16) << 10;  // host backend
-constexpr size_t kMailboxBytesGpu = size_t(1) << 20;    // CUDA and HIP backends
-// Of the backend in use, or as MPIX_ST_P2P_SLOT_KIB sets it (doc/guide/environment.md).
-size_t mailbox_bytes();
-
 // Why the two-sided modes cannot run this input here; empty when they can. Collective over
-// `comm` (every rank reaches the same verdict): a link message larger than a mailbox on any rank;
-// with `graph`, a neighbour on another node or virtual node (such messages are not captured yet).
+// `comm` (every rank reaches the same verdict): a message to a neighbour on another node (or
+// virtual node) larger than a mailbox on any rank; with `graph`, any neighbour on another node
+// (such messages are not captured yet). Node-local messages of any length travel.
 std::string two_sided_unavailable(const Plan &plan, MPI_Comm comm, bool graph);
 // How a mode's block runs, for its detail line: eagerly, or (--graph) captured and replayed.
 inline std::string block_text(bool graph) {

@@ -254,13 +254,20 @@ bool moves_chunks(const std::vector<Item> &ops) {
   return false;
 }
 
-// What a receive's chunks item does once its message is in, where it moves nothing itself: store
-// the abandon word of a long message it cannot take.
-void abandon_if_long(const Item &head, const Item &words) {
-  const work::ChunkState s = work::chunk_start(head, words);
-  if (work::chunks_abandon(head, s))
-    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(words.b)).store(work::chunks_abandoned(s),
-                                                                         std::memory_order_release);
+// What the receives of a list that moves no chunks do after its signals: store the abandon word of
+// a long message one cannot take (only a sender of such a message, an erroneous program, waits for
+// it). A maximum, because a receive of the mailbox's next message may have stored its go already.
+void abandon_long_messages(const std::vector<Item> &ops) {
+  for (size_t i = 0; i + 1 < ops.size(); ++i) {
+    if (!work::is_chunks_head(ops[i].kind)) continue;
+    const work::ChunkState s = work::chunk_start(ops[i], ops[i + 1]);
+    if (!work::chunks_abandon(ops[i], s)) continue;
+    std::atomic_ref<uint64_t> word(*reinterpret_cast<uint64_t *>(ops[i + 1].b));
+    uint64_t seen = word.load(std::memory_order_relaxed);
+    while (seen < work::chunks_abandoned(s) &&
+           !word.compare_exchange_weak(seen, work::chunks_abandoned(s), std::memory_order_release)) {
+    }
+  }
 }
 
 // The chunks items of a list that moves chunks, before its waits (work::kChunked): every message
@@ -331,8 +338,8 @@ bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogRepo
   return moved;
 }
 
-// kOk or kErrRuntime (*why). `chunked`: the list moved its chunks items before its waits.
-int run_ops(const std::vector<Item> &ops, std::string *why, bool chunked) {
+// kOk or kErrRuntime (*why). Chunks items are not ops (run_chunks, abandon_long_messages).
+int run_ops(const std::vector<Item> &ops, std::string *why) {
   for (size_t i = 0; i < ops.size(); ++i) {
     if (work::is_companion(ops[i].kind)) continue;  // read with the item before it
     if (work::is_chunks_head(ops[i].kind)) {
@@ -340,8 +347,7 @@ int run_ops(const std::vector<Item> &ops, std::string *why, bool chunked) {
         *why = "a chunks item without its words";
         return kErrRuntime;
       }
-      if (!chunked) abandon_if_long(ops[i], ops[i + 1]);
-      continue;
+      continue;  // moved before the waits, or taken after the signals
     }
     if (ops[i].kind == work::kPutLines) {
       if (i + 1 == ops.size() || ops[i + 1].kind != work::kLineTag) {
@@ -446,7 +452,7 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why, work::Tr
     stamp(work::kTraceExit);
     return kErrTimeout;
   }
-  if (const int st = run_ops(list.ops, why, chunked)) return st;
+  if (const int st = run_ops(list.ops, why)) return st;
   if (list.signals.empty() && list.trailing_waits.empty() && list.trailing_ops.empty()) {
     stamp(work::kTraceExit);  // nothing after the data: as the kernel, no tail stamps
     return kOk;
@@ -456,10 +462,11 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why, work::Tr
   for (const Item &it : list.signals)
     if (!(it.flags & work::kSignalAdd) && !work::ring_stopped(it, list.skip_word)) store_signal(it);
   stamp(work::kTraceSignalled);
+  if (!chunked) abandon_long_messages(list.ops);
   const bool waited = wait_all(list.trailing_waits, list, report, watch);
   stamp(work::kTraceTrailDone);
   if (waited)
-    if (const int st = run_ops(list.trailing_ops, why, false)) return st;
+    if (const int st = run_ops(list.trailing_ops, why)) return st;
   count(list);
   stamp(work::kTraceExit);
   return waited ? kOk : kErrTimeout;
