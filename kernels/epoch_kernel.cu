@@ -194,34 +194,34 @@ __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t
 }
 
 // The chunks items of a launch that moves chunks of two-sided messages longer than a mailbox
-// (message_chunks.h, work::kChunked: one block, before the launch's waits), among items
-// [first, end). Thread 0 polls, round-robin, each message that is not done: a receive first for its
-// own header (then it stores its go, or its abandon word), then for its peer's word, and picks one
-// whose next chunk may move; the block's threads move it; thread 0 hands it over with a release
-// store, which the barrier before it makes cover every thread's stores. So no message of the list
-// waits for another (an exchange's send and receive, a ping-pong's). False when the watchdog (or a
-// fault of the context) ended a wait.
-template <typename Params>
-__device__ bool run_chunks(const Params &p, int first, int end) {
+// (message_chunks.h, work::kChunked: one block, before the launch's waits), copied by the kernel
+// into shared memory (`head`, `words`: indexing the launch's parameters by a value this loop
+// computes would put the whole parameter block in local memory, a 4 KiB stack frame every launch
+// paid for, about 1 us per hop). Thread 0 polls, round-robin, each message that is not done: a
+// receive first for its own header (then it stores its go, or its abandon word), then for its
+// peer's word, and picks one whose next chunk may move; the block's threads move it; thread 0
+// hands it over with a release store, which the barrier before it makes cover every thread's
+// stores. So no message of the list waits for another (an exchange's send and receive, a
+// ping-pong's). Out of line, with the launch header's few fields by value, so the kernel's own
+// path keeps its registers. False when the watchdog (or a fault of the context) ended a wait.
+struct ChunkLaunch {
+  uint64_t watchdog_ns, mailbox_addr, fault_addr;
+  uint32_t window_id, taken;
+  bool captured;
+};
+__device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int count, ChunkLaunch l) {
   using namespace mpix::work;
   __shared__ ChunkState state[kItemsPerLaunch / 2];
-  __shared__ int16_t index[kItemsPerLaunch / 2];
   __shared__ uint8_t phase[kItemsPerLaunch / 2];  // 0: its header awaited, 1: moving, 2: done
-  __shared__ int count, pick;
-  if (threadIdx.x == 0) {
-    count = 0;
-    for (int i = first; i + 1 < end; ++i) {
-      if (!is_chunks_head(p.items[i].kind)) continue;
-      const bool out = p.items[i].kind == kChunksOut;
-      if (out) state[count] = chunk_start(p.items[i], p.items[i + 1]);
-      phase[count] = out ? 1 : 0;
-      index[count] = static_cast<int16_t>(i);
-      ++count;
+  __shared__ int pick;
+  if (threadIdx.x == 0)
+    for (int m = 0; m < count; ++m) {
+      const bool out = head[m].kind == kChunksOut;
+      if (out) state[m] = chunk_start(head[m], words[m]);
+      phase[m] = out ? 1 : 0;
     }
-  }
   __syncthreads();
-  const uint64_t fault = p.h.watchdog_ns ? fault_addr_of(p.h.mailbox_addr, p.h.window_key) : 0;
-  uint64_t start = p.h.watchdog_ns ? mpix_clock_ns() : 0;
+  uint64_t start = l.watchdog_ns ? mpix_clock_ns() : 0;
   int at = 0;
   uint32_t polls = 0;
   for (;;) {
@@ -232,16 +232,15 @@ __device__ bool run_chunks(const Params &p, int first, int end) {
       for (int n = 0; n < count && pick < 0; ++n) {
         const int m = (at + n) % count;
         if (phase[m] == 2) continue;
-        const Item &head = p.items[index[m]], &words = p.items[index[m] + 1];
-        auto *peer_word = reinterpret_cast<uint64_t *>(words.b);
+        auto *peer_word = reinterpret_cast<uint64_t *>(words[m].b);
         if (phase[m] == 0) {
-          want = chunk_full_value(head, words);
-          if ((seen = mpix_load_acquire_sys(chunk_full_word(words))) < want) {
+          want = chunk_full_value(head[m], words[m]);
+          if ((seen = mpix_load_acquire_sys(chunk_full_word(words[m]))) < want) {
             ++left, stuck = m;
             continue;
           }
-          state[m] = chunk_start(head, words);
-          if (chunks_abandon(head, state[m])) mpix_store_release_sys(peer_word, chunks_abandoned(state[m]));
+          state[m] = chunk_start(head[m], words[m]);
+          if (chunks_abandon(head[m], state[m])) mpix_store_release_sys(peer_word, chunks_abandoned(state[m]));
           if (!chunks_progress(state[m])) {
             phase[m] = 2;
             continue;
@@ -250,8 +249,8 @@ __device__ bool run_chunks(const Params &p, int first, int end) {
           phase[m] = 1;
         }
         bool abandoned = false;
-        seen = mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(words.a));
-        if (chunk_ready(head, state[m], seen, &abandoned)) {
+        seen = mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(words[m].a));
+        if (chunk_ready(head[m], state[m], seen, &abandoned)) {
           pick = m;
         } else if (abandoned) {
           phase[m] = 2;
@@ -261,12 +260,13 @@ __device__ bool run_chunks(const Params &p, int first, int end) {
       }
       if (pick < 0 && left == 0) pick = -2;  // every message moved
       if (pick < 0 && left > 0) {
-        const Item &head = p.items[index[stuck]];
-        if ((++polls & 63) == 0 && fault_ends_wait(p, fault)) {
-          report_timeout(p, head, want, seen, true);
-          pick = -3;
-        } else if (p.h.watchdog_ns && mpix_clock_ns() - start > p.h.watchdog_ns) {
-          report_timeout(p, head, want, seen);
+        // Behind an earlier timeout of the context (work::fault_skips), or the watchdog.
+        const bool after_fault =
+            (++polls & 63) == 0 && l.fault_addr &&
+            fault_skips(*reinterpret_cast<const volatile uint64_t *>(l.fault_addr), l.taken, l.captured);
+        if (after_fault || (l.watchdog_ns && mpix_clock_ns() - start > l.watchdog_ns)) {
+          report_wait_timeout(l.mailbox_addr, l.window_id, head[stuck].peer, head[stuck].dtype, l.watchdog_ns, want,
+                              seen, l.fault_addr, after_fault);
           pick = -3;
         }
       }
@@ -276,19 +276,51 @@ __device__ bool run_chunks(const Params &p, int first, int end) {
     if (m == -2) return true;
     if (m == -3) return false;
     if (m >= 0) {
-      const Item &head = p.items[index[m]], &words = p.items[index[m] + 1];
-      const ChunkMove c = chunk_move(head, words, state[m]);
+      const ChunkMove c = chunk_move(head[m], words[m], state[m]);
       copy_bytes(c.dst, c.src, c.bytes, threadIdx.x, blockDim.x);
       __syncthreads();
       if (threadIdx.x == 0) {
-        mpix_store_release_sys(reinterpret_cast<uint64_t *>(words.b), c.signal);
+        mpix_store_release_sys(reinterpret_cast<uint64_t *>(words[m].b), c.signal);
         if (++state[m].next == state[m].total) phase[m] = 2;
         at = m + 1;
-        if (p.h.watchdog_ns) start = mpix_clock_ns();
+        if (l.watchdog_ns) start = mpix_clock_ns();
       }
     }
     __syncthreads();
   }
+}
+
+// A receive's chunks item in a launch that moves no chunks, after the signals: a long message it
+// cannot take gets its abandon word (only a sender of such a message, an erroneous program, waits
+// for it). A maximum, because a receive of the mailbox's next message may have stored its go
+// already. Out of line, its items by value, as run_chunks.
+__device__ __noinline__ void abandon_if_long(const Item head, const Item words) {
+  const mpix::work::ChunkState s = mpix::work::chunk_start(head, words);
+  if (mpix::work::chunks_abandon(head, s))
+    atomicMax_system(reinterpret_cast<unsigned long long *>(words.b),
+                     static_cast<unsigned long long>(mpix::work::chunks_abandoned(s)));
+}
+
+// run_chunks for the launch's chunks items among items [first, end).
+template <typename Params>
+__device__ bool move_chunks(const Params &p, int first, int end) {
+  constexpr int kMax = mpix::work::kItemsPerLaunch / 2;
+  __shared__ Item head[kMax], words[kMax];
+  __shared__ int count;
+  if (threadIdx.x == 0) {
+    count = 0;
+    for (int i = first; i + 1 < end; ++i)
+      if (mpix::work::is_chunks_head(p.items[i].kind)) {
+        head[count] = p.items[i];
+        words[count] = p.items[i + 1];
+        ++count;
+      }
+  }
+  __syncthreads();
+  const ChunkLaunch l{p.h.watchdog_ns, p.h.mailbox_addr,
+                      p.h.watchdog_ns ? fault_addr_of(p.h.mailbox_addr, p.h.window_key) : 0, p.h.window_id, p.h.taken,
+                      (p.h.bits & mpix::work::kCheckAlive) != 0};
+  return run_chunks(head, words, count, l);
 }
 
 template <typename T, typename Bits>
@@ -542,7 +574,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // A launch that moves chunks moves them first (run_chunks), then waits as any launch.
   const bool chunked = p.h.bits & mpix::work::kChunked;
   bool waited =
-      (!chunked || run_chunks(p, end_waits, end_ops)) &&
+      (!chunked || move_chunks(p, end_waits, end_ops)) &&
       wait_flags(p, first_wait, p.h.nwait, values, seen, line_hints, blockIdx.x == 0) &&
       !((p.h.bits & mpix::work::kSkipIfWatchdogFired) &&
         reinterpret_cast<volatile mpix::work::WatchdogMailbox *>(p.h.mailbox_addr)->fired);
@@ -663,18 +695,10 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
     (void)wait_flags(p, end_signals, waited ? p.h.ntrail : 0, values, nullptr, line_hints, true);  // one block
   }
   if (tracer) stamps[4] = mpix_clock_ns();
-  // Receives that move no chunks: a long message one cannot take gets its abandon word, off the
-  // path to the signals (only a sender of such a message, an erroneous program, waits for it). A
-  // maximum, because a receive of the mailbox's next message may have stored its go already.
+  // Receives that move no chunks: abandon words, off the path to the signals (abandon_if_long).
   if (!chunked && waited && threadIdx.x == 0)
-    for (int i = end_waits; i + 1 < end_ops; ++i) {
-      const Item &it = p.items[i];
-      if (!mpix::work::is_chunks_head(it.kind)) continue;
-      const mpix::work::ChunkState s = mpix::work::chunk_start(it, p.items[i + 1]);
-      if (mpix::work::chunks_abandon(it, s))
-        atomicMax_system(reinterpret_cast<unsigned long long *>(p.items[i + 1].b),
-                         static_cast<unsigned long long>(mpix::work::chunks_abandoned(s)));
-    }
+    for (int i = end_waits; i + 1 < end_ops; ++i)
+      if (mpix::work::is_chunks_head(p.items[i].kind)) abandon_if_long(p.items[i], p.items[i + 1]);
   __syncthreads();  // every cursor-relative value above is read before the counts advance cursors
   for (int i = end_trail + threadIdx.x; i < end_trail + p.h.ncount; i += blockDim.x)
     atomicAdd_system(reinterpret_cast<unsigned long long *>(p.items[i].a), static_cast<unsigned long long>(p.items[i].b));
