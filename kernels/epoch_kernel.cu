@@ -199,7 +199,8 @@ __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t
 // computes would put the whole parameter block in local memory, a 4 KiB stack frame every launch
 // paid for, about 1 us per hop). Thread 0 polls, round-robin, each message that is not done: a
 // receive first for its own header (then it stores its go, or its abandon word), then for its
-// peer's word, and picks one whose next chunk may move; the block's threads move it; thread 0
+// peer's word (a send also learns there that its receiver dropped the message), and picks one
+// whose next chunk may move; the block's threads move it; thread 0
 // hands it over with a release store, which the barrier before it makes cover every thread's
 // stores. So no message of the list waits for another (an exchange's send and receive, a
 // ping-pong's). Out of line, with the launch header's few fields by value, so the kernel's own
@@ -248,11 +249,11 @@ __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int
           mpix_store_release_sys(peer_word, chunks_go(state[m]));
           phase[m] = 1;
         }
-        bool abandoned = false;
         seen = mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(words[m].a));
-        if (chunk_ready(head[m], state[m], seen, &abandoned)) {
+        if (chunk_ready(state[m], seen)) {
           pick = m;
-        } else if (abandoned) {
+        } else if (head[m].kind == kChunksOut &&
+                   chunks_dropped(state[m], seen, mpix_load_acquire_sys(chunk_full_word(words[m])))) {
           phase[m] = 2;
         } else {
           ++left, stuck = m, want = chunk_want(state[m]);
@@ -288,17 +289,6 @@ __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int
     }
     __syncthreads();
   }
-}
-
-// A receive's chunks item in a launch that moves no chunks, after the signals: a long message it
-// cannot take gets its abandon word (only a sender of such a message, an erroneous program, waits
-// for it). A maximum, because a receive of the mailbox's next message may have stored its go
-// already. Out of line, its items by value, as run_chunks.
-__device__ __noinline__ void abandon_if_long(const Item head, const Item words) {
-  const mpix::work::ChunkState s = mpix::work::chunk_start(head, words);
-  if (mpix::work::chunks_abandon(head, s))
-    atomicMax_system(reinterpret_cast<unsigned long long *>(words.b),
-                     static_cast<unsigned long long>(mpix::work::chunks_abandoned(s)));
 }
 
 // run_chunks for the launch's chunks items among items [first, end).
@@ -515,7 +505,9 @@ __device__ bool window_freed(const mpix::work::LaunchHeader &h, AliveWords alive
   return true;
 }
 
-template <int N>
+// kChunks: the instance for launches that move chunks (work::kChunked); others carry no chunk code
+// and no shared memory for it.
+template <int N, bool kChunks>
 __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
   // MPIX_ST_TRACE (launch_trace.h): one thread's clock reads, in shared memory rather than the
   // registers the copies need, written to the log at the end.
@@ -572,9 +564,8 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // A wait the watchdog ended skips the epoch's data and stores; its counting signals (the
   // window's retire count) still run, so the host sees the list as finished.
   // A launch that moves chunks moves them first (run_chunks), then waits as any launch.
-  const bool chunked = p.h.bits & mpix::work::kChunked;
   bool waited =
-      (!chunked || move_chunks(p, end_waits, end_ops)) &&
+      (!kChunks || move_chunks(p, end_waits, end_ops)) &&
       wait_flags(p, first_wait, p.h.nwait, values, seen, line_hints, blockIdx.x == 0) &&
       !((p.h.bits & mpix::work::kSkipIfWatchdogFired) &&
         reinterpret_cast<volatile mpix::work::WatchdogMailbox *>(p.h.mailbox_addr)->fired);
@@ -599,8 +590,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   ThreadCursor cursor;
   for (int i = end_waits; waited && i < end_ops; ++i) {
     const Item &it = p.items[i];
-    // Moved before the waits where the launch moves chunks; else taken after the signals.
-    if (mpix::work::is_chunks_head(it.kind)) continue;
+    if (mpix::work::is_chunks_head(it.kind)) continue;  // moved before the waits
     if (it.kind == mpix::work::kCopy) {
       copy_bytes(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,
                  cursor.rank(tid, nthreads), nthreads);
@@ -695,10 +685,6 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
     (void)wait_flags(p, end_signals, waited ? p.h.ntrail : 0, values, nullptr, line_hints, true);  // one block
   }
   if (tracer) stamps[4] = mpix_clock_ns();
-  // Receives that move no chunks: abandon words, off the path to the signals (abandon_if_long).
-  if (!chunked && waited && threadIdx.x == 0)
-    for (int i = end_waits; i + 1 < end_ops; ++i)
-      if (mpix::work::is_chunks_head(p.items[i].kind)) abandon_if_long(p.items[i], p.items[i + 1]);
   __syncthreads();  // every cursor-relative value above is read before the counts advance cursors
   for (int i = end_trail + threadIdx.x; i < end_trail + p.h.ncount; i += blockDim.x)
     atomicAdd_system(reinterpret_cast<unsigned long long *>(p.items[i].a), static_cast<unsigned long long>(p.items[i].b));
@@ -732,9 +718,13 @@ mpix::work::LaunchParamsN<N> with_capacity(const mpix::work::LaunchParams &param
   return p;
 }
 
+bool moves_chunks(const mpix::work::LaunchParams &params) { return params.h.bits & mpix::work::kChunked; }
+
 template <int N>
 int launch_with_capacity(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream, bool overlap) {
-  return mpix_launch_kernel(epoch_kernel<N>, blocks, threads, stream, overlap, with_capacity<N>(params));
+  if (moves_chunks(params))
+    return mpix_launch_kernel(epoch_kernel<N, true>, blocks, threads, stream, overlap, with_capacity<N>(params));
+  return mpix_launch_kernel(epoch_kernel<N, false>, blocks, threads, stream, overlap, with_capacity<N>(params));
 }
 
 // The kernel node a capture recorded from launch_with_capacity, given a new list to run.
@@ -743,7 +733,8 @@ int set_node_with_capacity(const mpix::work::LaunchParams &params, int blocks, i
   mpix::work::LaunchParamsN<N> p = with_capacity<N>(params);
   void *args[] = {&p};  // the runtime copies the parameters now
   mpix_gpu_kernel_node_params_t k{};
-  k.func = reinterpret_cast<void *>(epoch_kernel<N>);
+  k.func = moves_chunks(params) ? reinterpret_cast<void *>(epoch_kernel<N, true>)
+                                : reinterpret_cast<void *>(epoch_kernel<N, false>);
   k.gridDim = dim3(blocks);
   k.blockDim = dim3(threads);
   k.kernelParams = args;

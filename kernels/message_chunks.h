@@ -4,14 +4,16 @@
 // its data area, alternating halves, each handed over by a pair of words per mailbox:
 //   - the receiver stores its "go" word (in the sender's flags): round << 32 | c, c = the chunks
 //     the sender may have written so far: 2 when its stream reaches the message, k + 3 once it
-//     copied chunk k out. A receive that takes nothing of the message (a buffer too small, a
-//     derived datatype) stores round << 32 | kChunksAbandoned, and the sender writes nothing more.
+//     copied chunk k out. A receive that cannot take the message (too long for its buffer) stores
+//     round << 32 | kChunksAbandoned.
 //   - the sender stores its "chunk" word (in the receiver's flags): round << 32 | k + 1 once
 //     chunk k is in.
-// Rounds only grow, so a word left by an earlier message of the mailbox never passes a wait, and
-// a go word of a later round tells the sender its receiver has moved on (abandoned this one).
-// Only the receiver knows whether the message is large (the length is in the header), so every
-// node-local receive carries a kChunksIn item: one of a mailbox-sized message does nothing.
+// Rounds only grow, so a word left by an earlier message of the mailbox never passes a wait. A
+// receive carries a chunks item (kChunksIn) only in a list that moves chunks (a receive into a
+// buffer longer than a mailbox, a send's chunks); any other receive of a long message takes
+// nothing of it and frees the mailbox as usual, and the sender learns from its "free" word that
+// the message was dropped (a taking receiver frees the mailbox only after the last chunk), as it
+// does from an abandon or a go word of a later round.
 #pragma once
 #include <cstdint>
 
@@ -22,7 +24,8 @@ namespace mpix::work {
 constexpr uint32_t kChunksAbandoned = 0xFFFFFFFFu;
 constexpr uint64_t kChunkLengthBefore = 40;  // the header's length word lies this far before the data (src/p2p/layout.h)
 
-// A receive's "full" word lies this many bytes before its chunk word (src/p2p/layout.h).
+// A receive's "full" word lies this many bytes before its chunk word, and a send's "free" word as
+// far before its go word (src/p2p/layout.h).
 constexpr uint64_t kFullWordBefore = 1024;
 
 struct ChunkState {
@@ -33,12 +36,9 @@ struct ChunkState {
   bool copy = false;       // a receive that takes the data (else it takes nothing: it abandons)
 };
 
-// Whether the item may move chunks: a send's, or a receive's whose buffer could take a long
-// message. A list holding one runs as one block, and moves chunks before its waits
+// A list holding a chunks item runs as one block, and moves chunks before its waits
 // (LaunchBits::kChunked): every message of it then makes progress on its own.
-MPIX_HOST_DEVICE inline bool chunks_may_move(const Item &it) {
-  return it.kind == kChunksOut || (it.kind == kChunksIn && it.a != 0);
-}
+MPIX_HOST_DEVICE inline bool chunks_may_move(const Item &it) { return is_chunks_head(it.kind); }
 
 // The message's round: in the item, or relative to the mailbox's cursor (a send's list of chunks
 // runs after the list that advanced it for the header).
@@ -46,7 +46,8 @@ MPIX_HOST_DEVICE inline uint64_t chunk_round(const Item &head, const Item &words
   if (!(words.flags & kCursor)) return words.bytes;
   return *reinterpret_cast<const volatile uint64_t *>(words.bytes) - (head.kind == kChunksOut ? 1 : 0);
 }
-// A receive's "full" word and the value that says its message (the header) is in.
+// A receive's "full" word and the value that says its message (the header) is in; for a send, its
+// "free" word.
 MPIX_HOST_DEVICE inline const uint64_t *chunk_full_word(const Item &words) {
   return reinterpret_cast<const uint64_t *>(words.a - kFullWordBefore);
 }
@@ -67,7 +68,8 @@ MPIX_HOST_DEVICE inline ChunkState chunk_start(const Item &head, const Item &wor
   return s;
 }
 
-// Whether the item waits for its peer chunk by chunk, or only stores its abandon word.
+// Whether the item moves chunks (else its message travelled whole, or a receive cannot take it and
+// stores its abandon word).
 MPIX_HOST_DEVICE inline bool chunks_progress(const ChunkState &s) { return s.total > 0 && s.copy; }
 MPIX_HOST_DEVICE inline bool chunks_abandon(const Item &head, const ChunkState &s) {
   return head.kind == kChunksIn && s.total > 0 && !s.copy;
@@ -76,16 +78,13 @@ MPIX_HOST_DEVICE inline bool chunks_abandon(const Item &head, const ChunkState &
 MPIX_HOST_DEVICE inline uint64_t chunks_go(const ChunkState &s) { return s.base | 2; }
 MPIX_HOST_DEVICE inline uint64_t chunks_abandoned(const ChunkState &s) { return s.base | kChunksAbandoned; }
 
-// Whether chunk s.next can move, given the word waited on (`seen`); a send also learns that its
-// receiver abandoned the message (then it is done).
-MPIX_HOST_DEVICE inline bool chunk_ready(const Item &head, const ChunkState &s, uint64_t seen, bool *abandoned) {
-  *abandoned = false;
-  if (head.kind == kChunksIn) return seen >= (s.base | (s.next + 1));
-  if ((seen >> 32) > (s.base >> 32) || seen == (s.base | kChunksAbandoned)) {
-    *abandoned = true;
-    return false;
-  }
-  return seen >= (s.base | (s.next + 1));
+// Whether chunk s.next can move, given the word waited on (`seen`).
+MPIX_HOST_DEVICE inline bool chunk_ready(const ChunkState &s, uint64_t seen) { return seen >= (s.base | (s.next + 1)); }
+// Whether a send's receiver dropped the message: its go word abandons it or is of a later round,
+// or it freed the mailbox (`freed`: the send's free word) with chunks still to come.
+MPIX_HOST_DEVICE inline bool chunks_dropped(const ChunkState &s, uint64_t go, uint64_t freed) {
+  const uint64_t round = s.base >> 32;
+  return (go >> 32) > round || go == (s.base | kChunksAbandoned) || freed >= round + 1;
 }
 // The value waited for (watchdog reports).
 MPIX_HOST_DEVICE inline uint64_t chunk_want(const ChunkState &s) { return s.base | (s.next + 1); }

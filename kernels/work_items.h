@@ -56,7 +56,7 @@ enum ItemKind : uint8_t {
   // Two-sided messages larger than a mailbox (kernels/message_chunks.h): the data of one message
   // travels through its mailbox in chunks, each followed by its kChunkWords item.
   kChunksOut = 17,   // a send's chunks: a = source, b = the mailbox's data, bytes = the length
-  kChunksIn = 18,    // a receive's: a = destination (0: copy nothing), b = the mailbox's data,
+  kChunksIn = 18,    // a receive's (of a buffer longer than the mailbox): a = destination, b = the mailbox's data,
                      // bytes = the buffer's size
   kChunkWords = 19,  // its companion: a = the word waited on, b = the peer's word stored, bytes =
                      // the message's round (kCursor: the cursor's address), peer = the chunk size

@@ -150,15 +150,13 @@ void send_items(gpu::WorkList &list, const Op &op, const Route &rt) {
 }
 
 // The chunks item of a message between node-local ranks (kernels/message_chunks.h): a chunked
-// send's data, or what a receive does with a message longer than the mailbox (takes it where its
-// buffer is contiguous and large enough, else lets the sender stop).
+// send's data, or a long receive's (it takes a long message where it fits, else drops it).
 void chunk_items(std::vector<work::Item> &ops, const Op &op, const Route &rt) {
   const Context &c = *op.ctx;
   work::Item head{};
   head.kind = op.send ? work::kChunksOut : work::kChunksIn;
-  const bool whole = op.pairs.count <= 1;
   const int64_t at = op.pairs.count == 1 ? (op.send ? op.pairs.single.src : op.pairs.single.dst) : 0;
-  if (whole && (op.send || op.bytes > c.slot_bytes)) head.a = reinterpret_cast<uint64_t>(static_cast<char *>(op.buf) + at);
+  if (op.pairs.count <= 1) head.a = reinterpret_cast<uint64_t>(static_cast<char *>(op.buf) + at);  // else it drops
   head.b = reinterpret_cast<uint64_t>(rt.mailbox + kDataAt);
   head.bytes = op.bytes;
   head.peer = op.peer;
@@ -179,18 +177,19 @@ void chunk_items(std::vector<work::Item> &ops, const Op &op, const Route &rt) {
 }
 
 // A receive's items: "full" awaited; the data (the sender's length, only where it fits:
-// kCopyCounted) into the buffer, a longer message's chunks (node-local), then the header copied
-// into the record (not for a captured receive, which nothing checks on the host), after the chunks
-// so that a record says the whole message arrived; "free" added. One launch on a GPU.
+// kCopyCounted) into the buffer, a longer message's chunks (node-local, `with_chunks`), then the
+// header copied into the record (not for a captured receive, which nothing checks on the host),
+// after the chunks so that a record says the whole message arrived; "free" added. One launch on a
+// GPU.
 void receive_items(gpu::WorkList &list, std::vector<work::Item> &chunks, std::vector<work::Item> &tail, const Op &op,
-                   const Route &rt) {
+                   const Route &rt, bool with_chunks) {
   const Context &c = *op.ctx;
   uint64_t *cursor = rt.cursor;
   list.waits.push_back(at_round(core::wait_item(rt.wait_word, 1, op.peer, work::kWaitComplete), cursor,
                                 box_round(op.use), c.cursors_counted));
   char *mb = rt.mailbox;
   if (op.bytes > 0) push_data(list, op, static_cast<char *>(op.buf), mb + kDataAt, true);
-  if (!rt.remote) chunk_items(chunks, op, rt);
+  if (with_chunks && !rt.remote) chunk_items(chunks, op, rt);
   if (!op.captured) tail.push_back(core::copy_item(op.record, mb, kHeaderBytes));
   if (op.user_status && host_backend())
     tail.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(),
@@ -266,12 +265,20 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
   bool remote = false;
   // Ops in order: the data of every message, then the chunks of those longer than a mailbox, all
   // moving together, then what records their end.
+  // A list that moves chunks (a chunked send's, a receive's into a buffer longer than the mailbox)
+  // gives each of its node-local receives a chunks item, so that all of them move (or drop a long
+  // message) before the list's waits; a receive elsewhere drops a long message through its free
+  // word (kernels/message_chunks.h), and short messages' lists stay as they were.
+  bool with_chunks = false;
+  for (const auto &op : ops)
+    with_chunks = with_chunks || (!sends && (op->send || (op->ctx->local[op->peer] >= 0 && op->pairs.count <= 1 &&
+                                                          op->bytes > op->ctx->slot_bytes)));
   std::vector<work::Item> chunks, tail;
   for (const auto &op : ops) {
     const Route rt = route_of(*op, box_index(op->channel, op->use));
     if (sends) send_items(list, *op, rt);
     else if (op->send) send_chunk_items(chunks, tail, *op, rt);
-    else receive_items(list, chunks, tail, *op, rt);
+    else receive_items(list, chunks, tail, *op, rt, with_chunks);
     if (!rt.remote) continue;
     if (Result r = sends ? net::post_send(*op, q) : net::post_receive(*op, q)) {
       if (remote) net::ring_lost(q);  // operations already posted for this ring must never fire

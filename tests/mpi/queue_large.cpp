@@ -6,8 +6,9 @@
 //     mailbox-sized messages mixed on one channel; byte-exact, with the bytes after each buffer
 //     untouched;
 //   - a shorter long message into a longer receive (MPI_Get_count says so, nothing past it written);
-//   - longer than the receive (a receive of one mailbox, and a long one): MPI_ERR_TRUNCATE with
-//     nothing written, the send completes, and the channel's next message arrives intact;
+//   - longer than the receive (a receive of one mailbox, and a long one; a receive in a list that
+//     moves no chunks): MPI_ERR_TRUNCATE with nothing written, the send completes, and the
+//     channel's next message arrives intact;
 //   - ping-pong of long messages; a long receive beside a short one whose sender waits, through a
 //     third rank, for the long one to be taken (each message of a wait point moves on its own);
 //   - a message to itself; MPIX_Send_enqueue of a long message (completes on the stream once its
@@ -196,6 +197,44 @@ void chain(MPI_Comm comm, void *stream) {
   }
 }
 
+// A long message into a receive of one mailbox whose list moves no chunks (the receiving rank sends
+// nothing long): it drops the message through its free word; the sender completes, the channel's
+// next message arrives intact.
+void dropped(StreamQueue &Q) {
+  g_context = "a long message dropped by a receive whose list moves no chunks";
+  const int partner = g_rank ^ 1;
+  if (partner >= g_size) return;
+  const size_t n = 3 * g_slot + 5, room = g_slot / 2, after = 40;
+  DevBuf big(n), small(room), next(after);
+  const auto fill = pattern(room, key(g_rank, 15));
+  MPI_Request r[2];
+  if (g_rank % 2 == 0) {
+    big.upload(pattern(n, key(g_rank, 14)));
+    next.upload(pattern(after, key(g_rank, 16)));
+    MT_OK(MPIX_Enqueue_send(big.p, static_cast<int>(n), MPI_BYTE, partner, 15, MPI_COMM_WORLD, Q.q, &r[0]));
+    MT_OK(MPIX_Enqueue_send(next.p, static_cast<int>(after), MPI_BYTE, partner, 23, MPI_COMM_WORLD, Q.q, &r[1]));
+    MT_OK(MPIX_Enqueue_start(Q.q));
+    MT_OK(MPIX_Enqueue_wait(Q.q));
+    MT_OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+  } else {
+    small.upload(fill);
+    MT_OK(MPIX_Enqueue_recv(small.p, static_cast<int>(room), MPI_BYTE, partner, 15, MPI_COMM_WORLD, Q.q, &r[0]));
+    MT_OK(MPIX_Enqueue_recv(next.p, static_cast<int>(after), MPI_BYTE, partner, 23, MPI_COMM_WORLD, Q.q, &r[1]));
+    MT_OK(MPIX_Enqueue_start(Q.q));
+    MT_OK(MPIX_Enqueue_wait(Q.q));
+    const int rc = MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    MT_CHECKF(error_class(rc) == MPI_ERR_TRUNCATE, "MPI_Wait returned %s, want MPI_ERR_TRUNCATE",
+              class_name(error_class(rc)));
+    MT_OK(MPI_Wait(&r[1], MPI_STATUS_IGNORE));
+  }
+  MT_SYNC(Q.stream);
+  if (g_rank % 2) {
+    MT_SAME_BYTES(small.download().data(), fill.data(), room, "nothing written");
+    const auto want = pattern(after, key(partner, 16));
+    MT_SAME_BYTES(next.download().data(), want.data(), after, "the channel's next message");
+  }
+}
+
 // A long message to this rank itself.
 void self(StreamQueue &Q) {
   g_context = "a long message to itself";
@@ -308,6 +347,7 @@ int main(int argc, char **argv) {
     into(Q, 3 * s + 5, 2 * s);   // longer than a long receive
     into(Q, s / 2, 3 * s);       // a mailbox-sized message into a long receive
     ping_pong(Q);
+    dropped(Q);
     self(Q);
     captured(Q);
     refused_derived(Q);

@@ -254,22 +254,6 @@ bool moves_chunks(const std::vector<Item> &ops) {
   return false;
 }
 
-// What the receives of a list that moves no chunks do after its signals: store the abandon word of
-// a long message one cannot take (only a sender of such a message, an erroneous program, waits for
-// it). A maximum, because a receive of the mailbox's next message may have stored its go already.
-void abandon_long_messages(const std::vector<Item> &ops) {
-  for (size_t i = 0; i + 1 < ops.size(); ++i) {
-    if (!work::is_chunks_head(ops[i].kind)) continue;
-    const work::ChunkState s = work::chunk_start(ops[i], ops[i + 1]);
-    if (!work::chunks_abandon(ops[i], s)) continue;
-    std::atomic_ref<uint64_t> word(*reinterpret_cast<uint64_t *>(ops[i + 1].b));
-    uint64_t seen = word.load(std::memory_order_relaxed);
-    while (seen < work::chunks_abandoned(s) &&
-           !word.compare_exchange_weak(seen, work::chunks_abandoned(s), std::memory_order_release)) {
-    }
-  }
-}
-
 // The chunks items of a list that moves chunks, before its waits (work::kChunked): every message
 // moves a chunk as soon as its peer allows (a receive once its own header is in), so that no
 // message of the list waits for another (an exchange's send and receive, a ping-pong's). False
@@ -313,9 +297,12 @@ bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogRepo
             if (head.kind == work::kChunksIn) store(words, work::chunks_go(m.s));
           }
           while (!m.done) {
-            bool abandoned = false;
-            if (!work::chunk_ready(head, m.s, load_acquire(words.a), &abandoned)) {
-              if (abandoned) m.done = true, --left;
+            const uint64_t seen = load_acquire(words.a);
+            if (!work::chunk_ready(m.s, seen)) {
+              const bool dropped =
+                  head.kind == work::kChunksOut &&
+                  work::chunks_dropped(m.s, seen, load_acquire(reinterpret_cast<uint64_t>(work::chunk_full_word(words))));
+              if (dropped) m.done = true, --left;
               else stuck = &m, want = work::chunk_want(m.s);
               break;
             }
@@ -338,7 +325,7 @@ bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogRepo
   return moved;
 }
 
-// kOk or kErrRuntime (*why). Chunks items are not ops (run_chunks, abandon_long_messages).
+// kOk or kErrRuntime (*why). Chunks items are not ops: run_chunks moves them before the waits.
 int run_ops(const std::vector<Item> &ops, std::string *why) {
   for (size_t i = 0; i < ops.size(); ++i) {
     if (work::is_companion(ops[i].kind)) continue;  // read with the item before it
@@ -347,7 +334,7 @@ int run_ops(const std::vector<Item> &ops, std::string *why) {
         *why = "a chunks item without its words";
         return kErrRuntime;
       }
-      continue;  // moved before the waits, or taken after the signals
+      continue;  // moved before the waits (run_chunks)
     }
     if (ops[i].kind == work::kPutLines) {
       if (i + 1 == ops.size() || ops[i + 1].kind != work::kLineTag) {
@@ -462,7 +449,6 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why, work::Tr
   for (const Item &it : list.signals)
     if (!(it.flags & work::kSignalAdd) && !work::ring_stopped(it, list.skip_word)) store_signal(it);
   stamp(work::kTraceSignalled);
-  if (!chunked) abandon_long_messages(list.ops);
   const bool waited = wait_all(list.trailing_waits, list, report, watch);
   stamp(work::kTraceTrailDone);
   if (waited)
