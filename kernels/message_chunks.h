@@ -28,12 +28,13 @@ constexpr uint64_t kChunkLengthBefore = 40;  // the header's length word lies th
 // far before its go word (src/p2p/layout.h).
 constexpr uint64_t kFullWordBefore = 1024;
 
+// Plain data (no member initializers), so that kernels may keep it in shared memory.
 struct ChunkState {
-  uint64_t base = 0;       // round << 32
-  uint64_t length = 0;     // the message's
-  uint32_t total = 0;      // chunks to move; 0: nothing (a mailbox-sized message)
-  uint32_t next = 0;       // the next chunk
-  bool copy = false;       // a receive that takes the data (else it takes nothing: it abandons)
+  uint64_t base;    // round << 32
+  uint64_t length;  // the message's
+  uint32_t total;   // chunks to move; 0: nothing (a mailbox-sized message)
+  uint32_t next;    // the next chunk
+  bool copy;        // a receive that takes the data (else it takes nothing: it abandons)
 };
 
 // A list holding a chunks item runs as one block, and moves chunks before its waits
@@ -57,7 +58,7 @@ MPIX_HOST_DEVICE inline uint64_t chunk_full_value(const Item &head, const Item &
 
 // The state of a chunks item once its message's header is in (a send's always is). Reads the header.
 MPIX_HOST_DEVICE inline ChunkState chunk_start(const Item &head, const Item &words) {
-  ChunkState s;
+  ChunkState s{};
   const bool out = head.kind == kChunksOut;
   s.base = chunk_round(head, words) << 32;
   const uint64_t half = static_cast<uint32_t>(words.peer);

@@ -135,6 +135,10 @@ class Backend {
   // Enqueue one collective call (kernels/coll/args.h) on `stream` as one stream operation. The
   // backend fills args.mailbox and args.barrier.
   virtual int enqueue_collective(void *stream, coll::Args args) = 0;
+  // Runs fn(arg) on a host thread when `stream` reaches this point (a host node of the graph where
+  // the stream is being captured): one stream operation. fn must not call the backend, the GPU
+  // runtime or MPI.
+  virtual int enqueue_host_call(void *stream, void (*fn)(void *), void *arg) = 0;
   // Copies host data into memory this backend allocated (flags, window memory), synchronously.
   // Not for use while a stream of this process is being captured.
   virtual int copy_to_device(void *dst, const void *src, size_t bytes) = 0;

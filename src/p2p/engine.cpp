@@ -52,6 +52,23 @@ work::Item add_one(uint64_t *word) {
 // (counting signals are made at the end of every list), in the word the host reads.
 work::Item list_ran(const Queue &q) { return add_one(static_cast<uint64_t *>(q.done.device)); }
 
+// MPICH's stream waits on GPU backends: the counts of a list's receives, copied into the program's
+// statuses by a host call on the stream after the list (the kernels cannot write pageable host
+// memory), which then counts the list as run: the records stay until it has read them.
+struct StatusCopies {
+  std::vector<std::pair<char *, const uint64_t *>> copies;  // (the status's count word, the record's length)
+  uint64_t *done;                                             // the queue's lists that ran (host view)
+};
+void copy_statuses(void *arg) {
+  auto *job = static_cast<StatusCopies *>(arg);
+  for (const auto &[count, length] : job->copies) {
+    const int n = static_cast<int>(std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(length)).load(std::memory_order_acquire));
+    std::memcpy(count, &n, sizeof n);
+  }
+  std::atomic_ref<uint64_t>(*job->done).fetch_add(1, std::memory_order_release);
+  delete job;
+}
+
 std::string peer_text(const Op &op) {
   return std::string(op.send ? " to rank " : " from rank ") + std::to_string(op.peer) + " (tag " +
          std::to_string(op.tag) + ")";
@@ -290,12 +307,31 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
   list.ops.insert(list.ops.end(), tail.begin(), tail.end());
   if (remote) net::ring(list, q);
   core::place_pair_lists_on_device(list, capturing);
-  if (!capturing) list.signals.push_back(list_ran(q));  // replays would count lists no call enqueued
+  // Statuses of MPICH's stream waits on GPU backends: a host call after the list counts it.
+  std::unique_ptr<StatusCopies> statuses;
+  if (!sends && !capturing && !host_backend())
+    for (const auto &op : ops)
+      if (!op->send && op->user_status) {
+        if (!statuses) statuses.reset(new StatusCopies{{}, static_cast<uint64_t *>(q.done.host)});
+        statuses->copies.emplace_back(reinterpret_cast<char *>(op->user_status) + status_count_offset(), op->record_host + 3);
+      }
+  if (!capturing && !statuses) list.signals.push_back(list_ran(q));  // replays would count lists no call enqueued
   gpu::Backend &be = gpu::backend();
   if (be.enqueue(q.stream, list)) {
     if (remote) net::ring_lost(q);
     return fail(MPI_ERR_OTHER, std::string("enqueuing the ") + (sends ? "send" : "receive") +
                                    " list on the stream failed: " + be.last_error());
+  }
+  if (statuses) {
+    if (be.enqueue_host_call(q.stream, copy_statuses, statuses.get())) {
+      // The list must still count as run, statuses or not.
+      gpu::WorkList counted;
+      counted.signals.push_back(list_ran(q));
+      const std::string why = be.last_error();
+      if (be.enqueue(q.stream, counted)) return fail(MPI_ERR_OTHER, "enqueuing a receive list's end failed: " + why);
+      return fail(MPI_ERR_OTHER, "enqueuing the copy of the receives' statuses failed: " + why);
+    }
+    statuses.release();  // copy_statuses deletes it
   }
   // A chunked send is done with once its chunks' list ran (or, captured, is in the graph).
   auto chunks_follow = [&](const std::shared_ptr<Op> &op) {
@@ -656,19 +692,30 @@ Result flush(Queue &q, const std::vector<Op *> *only) {
 
 Result status_after(const std::shared_ptr<Op> &held) {
   Op &op = *held;
-  if (!op.user_status || !host_backend()) return ok();
+  if (!op.user_status) return ok();
   Queue &q = *op.queue;
-  if (op.captured)
+  if (op.captured) {
+    if (!host_backend()) return ok();  // captured receives fill no status on GPU backends
     return fail(MPI_ERR_UNSUPPORTED_OPERATION,
                 std::string(op.call) + peer_text(op) +
                     ": its status is asked for after an earlier wait put it in the captured graph; a captured "
                     "receive fills a status only where its first wait asks for it");
-  gpu::WorkList list;
-  list.window_id = op.ctx->id;
-  list.ops.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(), op.record + 3, 4));
-  list.signals.push_back(list_ran(q));
+  }
   gpu::Backend &be = gpu::backend();
-  if (be.enqueue(q.stream, list)) return fail(MPI_ERR_OTHER, "enqueuing a status copy failed: " + be.last_error());
+  if (host_backend()) {
+    gpu::WorkList list;
+    list.window_id = op.ctx->id;
+    list.ops.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(), op.record + 3, 4));
+    list.signals.push_back(list_ran(q));
+    if (be.enqueue(q.stream, list)) return fail(MPI_ERR_OTHER, "enqueuing a status copy failed: " + be.last_error());
+  } else {
+    auto *job = new StatusCopies{{{reinterpret_cast<char *>(op.user_status) + status_count_offset(), op.record_host + 3}},
+                                 static_cast<uint64_t *>(q.done.host)};
+    if (be.enqueue_host_call(q.stream, copy_statuses, job)) {
+      delete job;
+      return fail(MPI_ERR_OTHER, "enqueuing a status copy failed: " + be.last_error());
+    }
+  }
   ++q.lists;
   op.user_status = nullptr;
   op.list = q.lists;  // the record is read until this list ran: the operation stays until then

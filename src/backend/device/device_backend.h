@@ -58,6 +58,7 @@ class DeviceBackend final : public Backend {
   // ---- launches and stream operations (device_launch.cpp) ----
   int enqueue(void *stream, const WorkList &list) override;
   int enqueue_collective(void *stream, coll::Args args) override;
+  int enqueue_host_call(void *stream, void (*fn)(void *), void *arg) override;
   int execute(const WorkList &list) override;
   int synchronize(void *stream) override;
 

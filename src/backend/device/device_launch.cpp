@@ -81,6 +81,13 @@ int DeviceBackend::enqueue_collective(void *stream, coll::Args args) {
   return kOk;
 }
 
+int DeviceBackend::enqueue_host_call(void *stream, void (*fn)(void *), void *arg) {
+  if (int st = check(MPIX_GPU(LaunchHostFunc)(static_cast<gpuStream_t>(stream), fn, arg), "host call on the stream"))
+    return st;
+  ++launches_;
+  return kOk;
+}
+
 int DeviceBackend::execute(const WorkList &list) {
   if (int st = launch_all(internal_, list, false)) return st;
   return synchronize(internal_);

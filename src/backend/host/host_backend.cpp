@@ -148,6 +148,16 @@ class HostBackend final : public Backend {
     return kOk;
   }
 
+  int enqueue_host_call(void *stream, void (*fn)(void *), void *arg) override {
+    if (!stream) return fail(kErrUnsupported, "null stream: the host backend needs an MPIX_Host_stream");
+    ++ops_;
+    static_cast<mpix_host_stream *>(stream)->stream.enqueue([fn, arg] {
+      fn(arg);
+      return kOk;
+    });
+    return kOk;
+  }
+
   // A collective queued behind one of its communicator's that timed out ends its waits at once
   // too, as an epoch list does behind its window's (work::fault_skips; the fault word per
   // communicator lives here, in host memory).
