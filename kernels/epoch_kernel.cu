@@ -81,10 +81,12 @@ __device__ void report_timeout(const Params &p, const Item &it, uint64_t want, u
 }
 // Whether the window's waits end at once (work::fault_skips). Read only by waits that have not
 // passed, and only where a watchdog is set (faults come from its timeouts).
+__device__ inline bool fault_ends(uint64_t fault_addr, uint32_t taken, bool captured) {
+  return fault_addr && mpix::work::fault_skips(*reinterpret_cast<const volatile uint64_t *>(fault_addr), taken, captured);
+}
 template <typename Params>
 __device__ bool fault_ends_wait(const Params &p, uint64_t fault_addr) {
-  return fault_addr && mpix::work::fault_skips(*reinterpret_cast<const volatile uint64_t *>(fault_addr), p.h.taken,
-                                               p.h.bits & mpix::work::kCheckAlive);
+  return fault_ends(fault_addr, p.h.taken, p.h.bits & mpix::work::kCheckAlive);
 }
 
 // Waits for items [first, first + count) with the block's threads; false when the watchdog fired.
@@ -262,9 +264,7 @@ __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int
       if (pick < 0 && left == 0) pick = -2;  // every message moved
       if (pick < 0 && left > 0) {
         // Behind an earlier timeout of the context (work::fault_skips), or the watchdog.
-        const bool after_fault =
-            (++polls & 63) == 0 && l.fault_addr &&
-            fault_skips(*reinterpret_cast<const volatile uint64_t *>(l.fault_addr), l.taken, l.captured);
+        const bool after_fault = (++polls & 63) == 0 && fault_ends(l.fault_addr, l.taken, l.captured);
         if (after_fault || (l.watchdog_ns && mpix_clock_ns() - start > l.watchdog_ns)) {
           report_wait_timeout(l.mailbox_addr, l.window_id, head[stuck].peer, head[stuck].dtype, l.watchdog_ns, want,
                               seen, l.fault_addr, after_fault);

@@ -37,10 +37,6 @@ struct ChunkState {
   bool copy;        // a receive that takes the data (else it takes nothing: it abandons)
 };
 
-// A list holding a chunks item runs as one block, and moves chunks before its waits
-// (LaunchBits::kChunked): every message of it then makes progress on its own.
-MPIX_HOST_DEVICE inline bool chunks_may_move(const Item &it) { return is_chunks_head(it.kind); }
-
 // The message's round: in the item, or relative to the mailbox's cursor (a send's list of chunks
 // runs after the list that advanced it for the header).
 MPIX_HOST_DEVICE inline uint64_t chunk_round(const Item &head, const Item &words) {

@@ -68,6 +68,8 @@ inline constexpr bool has_companion(uint8_t kind) {
 inline constexpr bool is_companion(uint8_t kind) {
   return kind == kPairList || kind == kLineTag || kind == kLineArea || kind == kChunkWords;
 }
+// A list holding a chunks item runs as one block, and moves chunks before its waits
+// (LaunchBits::kChunked): every message of it then makes progress on its own.
 inline constexpr bool is_chunks_head(uint8_t kind) { return kind == kChunksOut || kind == kChunksIn; }
 
 // Line puts: a small put to a node-local target travels as lines of the collectives' low-latency

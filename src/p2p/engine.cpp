@@ -52,6 +52,9 @@ work::Item add_one(uint64_t *word) {
 // (counting signals are made at the end of every list), in the word the host reads.
 work::Item list_ran(const Queue &q) { return add_one(static_cast<uint64_t *>(q.done.device)); }
 
+// Where the stream (or a host call after it) writes the count of op's status (MPI_BYTE).
+char *status_count_word(const Op &op) { return reinterpret_cast<char *>(op.user_status) + status_count_offset(); }
+
 // MPICH's stream waits on GPU backends: the counts of a list's receives, copied into the program's
 // statuses by a host call on the stream after the list (the kernels cannot write pageable host
 // memory), which then counts the list as run: the records stay until it has read them.
@@ -209,7 +212,7 @@ void receive_items(gpu::WorkList &list, std::vector<work::Item> &chunks, std::ve
   if (with_chunks && !rt.remote) chunk_items(chunks, op, rt);
   if (!op.captured) tail.push_back(core::copy_item(op.record, mb, kHeaderBytes));
   if (op.user_status && host_backend())
-    tail.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(),
+    tail.push_back(core::copy_item(status_count_word(op),
                                    mb + kLengthAt, 4));
   if (rt.signal_word) list.signals.push_back(add_one(rt.signal_word));
   list.signals.push_back(core::advance(cursor));
@@ -313,7 +316,7 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
     for (const auto &op : ops)
       if (!op->send && op->user_status) {
         if (!statuses) statuses.reset(new StatusCopies{{}, static_cast<uint64_t *>(q.done.host)});
-        statuses->copies.emplace_back(reinterpret_cast<char *>(op->user_status) + status_count_offset(), op->record_host + 3);
+        statuses->copies.emplace_back(status_count_word(*op), op->record_host + 3);
       }
   if (!capturing && !statuses) list.signals.push_back(list_ran(q));  // replays would count lists no call enqueued
   gpu::Backend &be = gpu::backend();
@@ -705,11 +708,11 @@ Result status_after(const std::shared_ptr<Op> &held) {
   if (host_backend()) {
     gpu::WorkList list;
     list.window_id = op.ctx->id;
-    list.ops.push_back(core::copy_item(reinterpret_cast<char *>(op.user_status) + status_count_offset(), op.record + 3, 4));
+    list.ops.push_back(core::copy_item(status_count_word(op), op.record + 3, 4));
     list.signals.push_back(list_ran(q));
     if (be.enqueue(q.stream, list)) return fail(MPI_ERR_OTHER, "enqueuing a status copy failed: " + be.last_error());
   } else {
-    auto *job = new StatusCopies{{{reinterpret_cast<char *>(op.user_status) + status_count_offset(), op.record_host + 3}},
+    auto *job = new StatusCopies{{{status_count_word(op), op.record_host + 3}},
                                  static_cast<uint64_t *>(q.done.host)};
     if (be.enqueue_host_call(q.stream, copy_statuses, job)) {
       delete job;

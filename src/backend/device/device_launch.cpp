@@ -199,7 +199,7 @@ int DeviceBackend::for_each_launch(const WorkList &list, const ListKeys &keys, u
         if (slot == 2 && kind != work::kStore2 && !work::is_companion(kind) && !work::is_chunks_head(kind))
           bytes += v[index].bytes;
         // A message that may move in chunks: its block moves them as its peer allows (epoch_kernel.cu).
-        if (work::chunks_may_move(v[index])) chunked = true;
+        if (work::is_chunks_head(kind)) chunked = true;
         if (kind == work::kPairList) runs += v[index].b;
         ++*counts[slot];
       }

@@ -250,7 +250,7 @@ bool run_pairs(const Item &head, const Item &list, std::string *why) {
 // Whether the list moves chunks of two-sided messages longer than a mailbox (message_chunks.h).
 bool moves_chunks(const std::vector<Item> &ops) {
   for (size_t i = 0; i + 1 < ops.size(); ++i)
-    if (work::chunks_may_move(ops[i]) && ops[i + 1].kind == work::kChunkWords) return true;
+    if (work::is_chunks_head(ops[i].kind) && ops[i + 1].kind == work::kChunkWords) return true;
   return false;
 }
 
@@ -325,21 +325,21 @@ bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogRepo
   return moved;
 }
 
-// kOk or kErrRuntime (*why). Chunks items are not ops: run_chunks moves them before the waits.
-int run_ops(const std::vector<Item> &ops, std::string *why) {
+// Chunks items are not ops: run_chunks moves them before the waits.
+bool run_ops(const std::vector<Item> &ops, std::string *why) {
   for (size_t i = 0; i < ops.size(); ++i) {
     if (work::is_companion(ops[i].kind)) continue;  // read with the item before it
     if (work::is_chunks_head(ops[i].kind)) {
       if (i + 1 == ops.size() || ops[i + 1].kind != work::kChunkWords) {
         *why = "a chunks item without its words";
-        return kErrRuntime;
+        return false;
       }
       continue;  // moved before the waits (run_chunks)
     }
     if (ops[i].kind == work::kPutLines) {
       if (i + 1 == ops.size() || ops[i + 1].kind != work::kLineTag) {
         *why = "a line put without its tag";
-        return kErrRuntime;
+        return false;
       }
       put_lines(ops[i], ops[i + 1]);
       continue;
@@ -347,14 +347,14 @@ int run_ops(const std::vector<Item> &ops, std::string *why) {
     if (work::is_pairs_head(ops[i].kind)) {
       if (i + 1 == ops.size() || ops[i + 1].kind != work::kPairList) {
         *why = "a pairs item without its list";
-        return kErrRuntime;
+        return false;
       }
-      if (!run_pairs(ops[i], ops[i + 1], why)) return kErrRuntime;
+      if (!run_pairs(ops[i], ops[i + 1], why)) return false;
       continue;
     }
-    if (!run_op(ops[i], why)) return kErrRuntime;
+    if (!run_op(ops[i], why)) return false;
   }
-  return kOk;
+  return true;
 }
 
 // A stored signal: a release, so what this list (and the tasks before it) did is seen first.
@@ -439,7 +439,7 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why, work::Tr
     stamp(work::kTraceExit);
     return kErrTimeout;
   }
-  if (const int st = run_ops(list.ops, why)) return st;
+  if (!run_ops(list.ops, why)) return kErrRuntime;
   if (list.signals.empty() && list.trailing_waits.empty() && list.trailing_ops.empty()) {
     stamp(work::kTraceExit);  // nothing after the data: as the kernel, no tail stamps
     return kOk;
@@ -451,8 +451,7 @@ int run(const WorkList &list, WatchdogReport *report, std::string *why, work::Tr
   stamp(work::kTraceSignalled);
   const bool waited = wait_all(list.trailing_waits, list, report, watch);
   stamp(work::kTraceTrailDone);
-  if (waited)
-    if (const int st = run_ops(list.trailing_ops, why)) return st;
+  if (waited && !run_ops(list.trailing_ops, why)) return kErrRuntime;
   count(list);
   stamp(work::kTraceExit);
   return waited ? kOk : kErrTimeout;
