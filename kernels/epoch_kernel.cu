@@ -505,9 +505,78 @@ __device__ bool window_freed(const mpix::work::LaunchHeader &h, AliveWords alive
   return true;
 }
 
-// kChunks: the instance for launches that move chunks (work::kChunked); others carry no chunk code
-// and no shared memory for it.
-template <int N, bool kChunks>
+// Whether this block is the last of the grid to arrive at `ticket_addr` (all its threads get the
+// answer). The last resets the ticket for the next launch that uses it (a replay of the same
+// captured launch, or a later eager one). Its acquire-release carries each block's stores, seen
+// through its barrier, to the last block.
+__device__ bool last_to_arrive(uint64_t ticket_addr, uint32_t expect) {
+  __shared__ int last;
+  if (threadIdx.x == 0) {
+    unsigned int *ticket_word = reinterpret_cast<unsigned int *>(ticket_addr);
+    last = (mpix_ticket_add(ticket_word, 1u) + 1 == expect);
+    if (last) atomicExch(ticket_word, 0u);
+  }
+  __syncthreads();
+  return last;
+}
+
+// The data items [begin, end) of the launch, spread over `nthreads` threads (the grid for the ops,
+// one block for trailing ops).
+template <int N>
+__device__ __forceinline__ void run_data_ops(const mpix::work::LaunchParamsN<N> &p, int begin, int end, uint64_t tid,
+                                             uint64_t nthreads) {
+  ThreadCursor cursor;
+  for (int i = begin; i < end; ++i) {
+    const Item &it = p.items[i];
+    if (mpix::work::is_chunks_head(it.kind)) continue;  // moved before the waits
+    if (it.kind == mpix::work::kCopy) {
+      copy_bytes(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,
+                 cursor.rank(tid, nthreads), nthreads);
+      cursor.advance(work_units(false, it, it.bytes), nthreads);
+    } else if (it.kind == mpix::work::kCopyCounted) {
+      // Every thread reads the length (after the list's waits); the grid is sized by the bound.
+      const uint64_t n = *reinterpret_cast<const volatile uint64_t *>(it.b + static_cast<int64_t>(it.peer));
+      if (n <= it.bytes)
+        copy_bytes(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), n,
+                   cursor.rank(tid, nthreads), nthreads);
+      cursor.advance(work_units(false, it, it.bytes), nthreads);
+    } else if (it.kind == mpix::work::kCopyStaged) {
+      copy_staged(it, tid, nthreads);
+    } else if (it.kind == mpix::work::kStore2) {
+      if (tid == 0) {
+        reinterpret_cast<volatile uint64_t *>(it.a)[0] = it.b;
+        reinterpret_cast<volatile uint64_t *>(it.a)[1] = it.bytes;
+      }
+    } else if (it.kind == mpix::work::kPutLines) {
+      if (i + 1 < end)  // launches keep the two together
+        put_lines(it.a, it.b, it.bytes, p.items[i + 1].a, mpix::work::item_value(p.items[i + 1]), tid, nthreads);
+    } else if (mpix::work::is_companion(it.kind)) {
+      continue;  // used with the item before it
+    } else {
+      if (mpix::work::is_pairs_head(it.kind)) {
+        // Every thread reads a counted receive's length (after the list's waits), as kCopyCounted.
+        const bool move = !(it.flags & mpix::work::kWholeCounted) ||
+                          *reinterpret_cast<const volatile uint64_t *>(it.b + static_cast<int64_t>(it.peer)) == it.bytes;
+        if (i + 1 < end) walk_runs(it, p.items[i + 1], tid, nthreads, cursor, move);  // launches keep the two together
+        if (it.kind == mpix::work::kCopyPairs) continue;
+      } else {
+        move_bytes(it, true, reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,
+                   cursor.rank(tid, nthreads), nthreads);
+        cursor.advance(work_units(true, it, it.bytes), nthreads);
+      }
+      // Ordered lists run as one block: a block barrier orders this accumulate before the next.
+      if (p.h.bits & mpix::work::kOrdered) {
+        mpix_fence_sys();
+        __syncthreads();
+      }
+    }
+  }
+}
+
+// kChunks: the instance for launches that move chunks (work::kChunked); kTrailOps: for launches
+// with trailing ops (a two-sided wait merged after its sends). Other launches carry neither's code
+// (a second inlined copy of the data ops spilled registers) nor shared memory.
+template <int N, bool kChunks, bool kTrailOps>
 __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_kernel(const mpix::work::LaunchParamsN<N> p) {
   // MPIX_ST_TRACE (launch_trace.h): one thread's clock reads, in shared memory rather than the
   // registers the copies need, written to the log at the end.
@@ -587,53 +656,9 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   }
   const uint64_t tid = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const uint64_t nthreads = uint64_t(gridDim.x) * blockDim.x;
-  ThreadCursor cursor;
-  for (int i = end_waits; waited && i < end_ops; ++i) {
-    const Item &it = p.items[i];
-    if (mpix::work::is_chunks_head(it.kind)) continue;  // moved before the waits
-    if (it.kind == mpix::work::kCopy) {
-      copy_bytes(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,
-                 cursor.rank(tid, nthreads), nthreads);
-      cursor.advance(work_units(false, it, it.bytes), nthreads);
-    } else if (it.kind == mpix::work::kCopyCounted) {
-      // Every thread reads the length (after the list's waits); the grid is sized by the bound.
-      const uint64_t n = *reinterpret_cast<const volatile uint64_t *>(it.b + static_cast<int64_t>(it.peer));
-      if (n <= it.bytes)
-        copy_bytes(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), n,
-                   cursor.rank(tid, nthreads), nthreads);
-      cursor.advance(work_units(false, it, it.bytes), nthreads);
-    } else if (it.kind == mpix::work::kCopyStaged) {
-      copy_staged(it, tid, nthreads);
-    } else if (it.kind == mpix::work::kStore2) {
-      if (tid == 0) {
-        reinterpret_cast<volatile uint64_t *>(it.a)[0] = it.b;
-        reinterpret_cast<volatile uint64_t *>(it.a)[1] = it.bytes;
-      }
-    } else if (it.kind == mpix::work::kPutLines) {
-      if (i + 1 < end_ops)  // launches keep the two together
-        put_lines(it.a, it.b, it.bytes, p.items[i + 1].a, mpix::work::item_value(p.items[i + 1]), tid, nthreads);
-    } else if (mpix::work::is_companion(it.kind)) {
-      continue;  // used with the item before it
-    } else {
-      if (mpix::work::is_pairs_head(it.kind)) {
-        // Every thread reads a counted receive's length (after the list's waits), as kCopyCounted.
-        const bool move = !(it.flags & mpix::work::kWholeCounted) ||
-                          *reinterpret_cast<const volatile uint64_t *>(it.b + static_cast<int64_t>(it.peer)) == it.bytes;
-        if (i + 1 < end_ops) walk_runs(it, p.items[i + 1], tid, nthreads, cursor, move);  // launches keep the two together
-        if (it.kind == mpix::work::kCopyPairs) continue;
-      } else {
-        move_bytes(it, true, reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,
-                   cursor.rank(tid, nthreads), nthreads);
-        cursor.advance(work_units(true, it, it.bytes), nthreads);
-      }
-      // Ordered lists run as one block: a block barrier orders this accumulate before the next.
-      if (p.h.bits & mpix::work::kOrdered) {
-        mpix_fence_sys();
-        __syncthreads();
-      }
-    }
-  }
-  if (end_trail + p.h.ncount == end_ops) {
+  if (waited) run_data_ops(p, end_waits, end_ops, tid, nthreads);
+  const int end_trail_ops = end_trail + p.h.ntrailop;
+  if (end_trail_ops + p.h.ncount == end_ops) {
     if (trace && blockIdx.x == 0) {
       __syncthreads();
       if (tracer) {
@@ -654,39 +679,48 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   // orders the data before the counts.
   __syncthreads();
   const bool relaxed = p.h.bits & mpix::work::kNoData;  // nothing to order (work_items.h): no fence
-  if (gridDim.x > 1) {
-    __shared__ int last;
-    // The last block resets the ticket for the next launch that uses it (a replay of the same
-    // captured launch, or a later eager one).
-    if (threadIdx.x == 0) {
-      unsigned int *ticket_word = reinterpret_cast<unsigned int *>(p.h.ticket_addr);
-      last = (mpix_ticket_add(ticket_word, 1u) + 1 == p.h.ticket_expect);
-      if (last) atomicExch(ticket_word, 0u);
+  // Several blocks: the last to get here signals. Without trailing ops the others are done; with
+  // them they go on to the trailing waits and their share of the trailing ops.
+  const bool signaller = gridDim.x == 1 || last_to_arrive(p.h.ticket_addr, p.h.ticket_expect);
+  if constexpr (!kTrailOps) {
+    if (!signaller) return;
+  }
+  if (signaller) {
+    if (tracer) stamps[2] = mpix_clock_ns();
+    if (p.h.ncopy && !relaxed && threadIdx.x == 0 && p.h.nsignal == 0) mpix_fence_sys();
+    __syncthreads();
+    for (int i = end_ops + threadIdx.x; waited && i < end_signals; i += blockDim.x) {
+      if (mpix::work::ring_stopped(p.items[i], p.h.skip_addr)) continue;
+      auto *flag = reinterpret_cast<uint64_t *>(p.items[i].a);
+      if (relaxed) mpix_store_relaxed_sys(flag, values[i]);
+      else mpix_store_release_sys(flag, values[i]);
     }
-    __syncthreads();
-    if (!last) return;
+    if (trace) {
+      __syncthreads();
+      if (tracer) stamps[3] = mpix_clock_ns();
+    }
   }
-  if (tracer) stamps[2] = mpix_clock_ns();
-  if (p.h.ncopy && !relaxed && threadIdx.x == 0 && p.h.nsignal == 0) mpix_fence_sys();
-  __syncthreads();
-  for (int i = end_ops + threadIdx.x; waited && i < end_signals; i += blockDim.x) {
-    if (mpix::work::ring_stopped(p.items[i], p.h.skip_addr)) continue;
-    auto *flag = reinterpret_cast<uint64_t *>(p.items[i].a);
-    if (relaxed) mpix_store_relaxed_sys(flag, values[i]);
-    else mpix_store_release_sys(flag, values[i]);
-  }
-  if (trace) {
-    __syncthreads();
-    if (tracer) stamps[3] = mpix_clock_ns();
-  }
-  // Trailing waits: what the signals started (a doorbell rung) has finished.
+  // Trailing waits: what the signals started (a doorbell rung) has finished, or a merged list's
+  // later waits (a two-sided wait's receives after its sends; each block of a launch with trailing
+  // ops waits, as for the first waits).
+  bool trail_waited = true;
   if (p.h.ntrail) {
     __syncthreads();
-    (void)wait_flags(p, end_signals, waited ? p.h.ntrail : 0, values, nullptr, line_hints, true);  // one block
+    trail_waited = wait_flags(p, end_signals, waited ? p.h.ntrail : 0, values, nullptr, line_hints, signaller);
+  }
+  // Trailing ops (their own instance of the kernel): the data those waits released, over the grid,
+  // stored before any count (a receive's count frees the mailbox it read, so its loads are fenced
+  // too); the last block to finish them counts, through a second ticket.
+  if constexpr (kTrailOps) {
+    __syncthreads();
+    if (waited && trail_waited) run_data_ops(p, end_trail, end_trail_ops, tid, nthreads);
+    __syncthreads();
+    if (gridDim.x > 1 && !last_to_arrive(p.h.ticket_addr + sizeof(uint32_t), p.h.ticket_expect)) return;
+    if (threadIdx.x == 0) mpix_fence_sys();
   }
   if (tracer) stamps[4] = mpix_clock_ns();
   __syncthreads();  // every cursor-relative value above is read before the counts advance cursors
-  for (int i = end_trail + threadIdx.x; i < end_trail + p.h.ncount; i += blockDim.x)
+  for (int i = end_trail_ops + threadIdx.x; i < end_trail_ops + p.h.ncount; i += blockDim.x)
     atomicAdd_system(reinterpret_cast<unsigned long long *>(p.items[i].a), static_cast<unsigned long long>(p.items[i].b));
   if (trace) {
     __syncthreads();
@@ -705,7 +739,7 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
 }
 
 int item_count(const mpix::work::LaunchHeader &h) {
-  return h.nlead + h.nwait + h.ncopy + h.nsignal + h.ntrail + h.ncount;
+  return h.nlead + h.nwait + h.ncopy + h.nsignal + h.ntrail + h.ntrailop + h.ncount;
 }
 
 // The list in the parameter block of capacity N.
@@ -723,8 +757,10 @@ bool moves_chunks(const mpix::work::LaunchParams &params) { return params.h.bits
 template <int N>
 int launch_with_capacity(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream, bool overlap) {
   if (moves_chunks(params))
-    return mpix_launch_kernel(epoch_kernel<N, true>, blocks, threads, stream, overlap, with_capacity<N>(params));
-  return mpix_launch_kernel(epoch_kernel<N, false>, blocks, threads, stream, overlap, with_capacity<N>(params));
+    return mpix_launch_kernel(epoch_kernel<N, true, false>, blocks, threads, stream, overlap, with_capacity<N>(params));
+  if (params.h.ntrailop)
+    return mpix_launch_kernel(epoch_kernel<N, false, true>, blocks, threads, stream, overlap, with_capacity<N>(params));
+  return mpix_launch_kernel(epoch_kernel<N, false, false>, blocks, threads, stream, overlap, with_capacity<N>(params));
 }
 
 // The kernel node a capture recorded from launch_with_capacity, given a new list to run.
@@ -733,8 +769,9 @@ int set_node_with_capacity(const mpix::work::LaunchParams &params, int blocks, i
   mpix::work::LaunchParamsN<N> p = with_capacity<N>(params);
   void *args[] = {&p};  // the runtime copies the parameters now
   mpix_gpu_kernel_node_params_t k{};
-  k.func = moves_chunks(params) ? reinterpret_cast<void *>(epoch_kernel<N, true>)
-                                : reinterpret_cast<void *>(epoch_kernel<N, false>);
+  k.func = moves_chunks(params)  ? reinterpret_cast<void *>(epoch_kernel<N, true, false>)
+           : params.h.ntrailop ? reinterpret_cast<void *>(epoch_kernel<N, false, true>)
+                               : reinterpret_cast<void *>(epoch_kernel<N, false, false>);
   k.gridDim = dim3(blocks);
   k.blockDim = dim3(threads);
   k.kernelParams = args;

@@ -177,6 +177,10 @@ enum ItemFlags : uint8_t {
   // b + peer (a signed byte offset, as kCopyCounted's) is the message's length, and the pieces are
   // copied only where it equals `bytes` (the whole type), nothing otherwise.
   kWholeCounted = 32,
+  // Counting signal a peer waits for (a two-sided receive's "free": the sender may reuse the
+  // mailbox): a list holding one takes no later list under capture (src/backend/list_merge.h),
+  // whose waits would run before it.
+  kPeerCount = 64,
 };
 
 struct Item {
@@ -217,11 +221,13 @@ enum LaunchBits : uint16_t {
 // signals of a post merged with the epoch calls after it, src/backend/list_merge.h), waits, ops
 // (copies, accumulates, stores), signals (stores, the last block), trailing waits (that block,
 // after its signals: e.g. the network's completion of what a signal rang, or a merged wait's
-// flags), then counting signals (kSignalAdd: the list has run).
+// flags), trailing ops (data the trailing waits release: the receives of a two-sided wait merged
+// after its sends, src/backend/list_merge.h; every block waits and copies its share, through a
+// second ticket), then counting signals (kSignalAdd: the list has run).
 struct LaunchHeader {
   uint16_t nlead, nwait, ncopy, nsignal, ntrail, ncount;
   uint16_t bits;           // LaunchBits
-  uint16_t reserved;
+  uint16_t ntrailop;       // trailing ops, after the trailing waits
   uint32_t window_id;      // diagnostics
   uint32_t ticket_expect;  // multi-block launches: ticket value the last block observes
   // A post of another window merged in front (src/backend/list_merge.h) signals into that window's
@@ -229,7 +235,7 @@ struct LaunchHeader {
   uint32_t lead_window_id;
   uint32_t taken;          // the window's reports taken when the list was enqueued (fault_skips)
   uint64_t watchdog_ns;    // 0: wait forever
-  uint64_t ticket_addr;    // multi-block launches: device counter shared by the blocks
+  uint64_t ticket_addr;    // multi-block launches: device counter shared by the blocks (two with trailing ops)
   uint64_t mailbox_addr;   // host-mapped WatchdogArea (its mailbox first, then the fault words)
   uint64_t table_addr;     // the live-window table (uint64_t keys[kWindowSlots])
   // The window's key in that table (window_slot: its entry); 0: none (host-driven work), and then

@@ -1,5 +1,6 @@
-// Epoch calls merged under stream capture: a work list joins the one enqueued just before it on
-// the same stream, so post, complete and wait of an epoch become one kernel of the graph.
+// Calls merged under stream capture: a work list joins the one enqueued just before it on the
+// same stream, so post, complete and wait of an epoch become one kernel of the graph, and so do a
+// two-sided start and its wait (src/p2p: the sends' list, then the receives').
 //
 // Replayed graphs pay about 1.5 us between two kernels (README, "Graph capture"), and an epoch is
 // three calls. Eagerly nothing can be merged (a launched kernel is gone, and holding a call back
@@ -9,14 +10,20 @@
 // node. Both backends do so (device: the kernel node's parameters; host: the recorded task).
 //
 // A kernel runs a list's parts in one order (work_items.h, LaunchHeader): leading signals, waits,
-// ops, signals, trailing waits, counting signals. A list can join another only where each of its
-// parts can go after all of the other's in that order:
+// ops, signals, trailing waits, trailing ops, counting signals. A list can join another only where
+// each of its parts can go after all of the other's in that order:
 //  - an earlier list of signals alone (a post) has no data to order, so its signals lead;
 //  - waits go with waits (waiting commutes), or, for a list of waits alone (a wait), after the
 //    earlier list's signals as trailing waits;
-//  - ops and signals go only after everything of the earlier list but its waits.
+//  - ops and signals go only after everything of the earlier list but its waits;
+//  - except a list of waits and ops alone (a two-sided wait's receives) after a list that ends with
+//    its stores (the sends started before it): its waits trail those stores and its ops follow
+//    them (trailing ops, in the same launch where the list fits one, device_launch.cpp). Neither
+//    list may move chunks of long messages, which run before a launch's waits.
 // Counting signals (cursor advances) all run last; each cursor-relative value of the later list
-// is raised by what the earlier list's counts add to its cursor, as if they had run between.
+// is raised by what the earlier list's counts add to its cursor, as if they had run between. A
+// count a peer waits for (work::kPeerCount, a receive's "free") must not wait behind a later
+// list's waits, so a list holding one takes no more lists.
 //
 // Lists join within one window, with one exception: a list of signals alone (a post) may lead the
 // lists of another window. That is the double-buffered exchange, where each iteration posts the
@@ -45,6 +52,18 @@ enum Phase { kLead = 0, kWaits = 1, kOps = 2, kStores = 3, kTrail = 4, kNone = -
 
 inline bool signals_only(const WorkList &l) {
   return l.waits.empty() && l.ops.empty() && l.trailing_waits.empty() && l.trailing_ops.empty();
+}
+
+inline bool has_peer_counts(const WorkList &l) {
+  for (const work::Item &it : l.signals)
+    if (is_count(it) && (it.flags & work::kPeerCount)) return true;
+  return false;
+}
+
+inline bool moves_chunks(const WorkList &l) {
+  for (const work::Item &it : l.ops)
+    if (work::is_chunks_head(it.kind)) return true;
+  return false;
 }
 
 inline bool has_stores(const WorkList &l) {
@@ -89,6 +108,7 @@ inline bool merge_captured(WorkList &into, WorkList next) {
   // One doorbell skip word a list (the window's; a post that leads never skips its signals).
   if (same_window && into.skip_word && next.skip_word && into.skip_word != next.skip_word) return false;
   if (next.empty()) return true;
+  if (has_peer_counts(into)) return false;
   WorkList merged = into;
   if (post_ahead) {
     merged.lead_window_id = into.window_id;
@@ -103,6 +123,9 @@ inline bool merge_captured(WorkList &into, WorkList next) {
   }
   const int last = last_phase(merged);
   const bool next_waits_only = next.ops.empty() && !has_stores(next) && next.trailing_waits.empty();
+  // Waits and data released by them, after a list's stores: both trail.
+  const bool next_trails = last == kStores && !next.ops.empty() && !has_stores(next) && next.trailing_waits.empty() &&
+                           !moves_chunks(merged) && !moves_chunks(next);
   raise_cursor_values(next.waits, merged);
   raise_cursor_values(next.ops, merged);  // a line put's tag (kLineTag)
   raise_cursor_values(next.signals, merged);
@@ -110,13 +133,15 @@ inline bool merge_captured(WorkList &into, WorkList next) {
   if (!next.waits.empty()) {
     if (last <= kWaits) {
       merged.waits.insert(merged.waits.end(), next.waits.begin(), next.waits.end());
-    } else if (next_waits_only) {
+    } else if (next_waits_only || next_trails) {
       merged.trailing_waits.insert(merged.trailing_waits.end(), next.waits.begin(), next.waits.end());
     } else {
       return false;
     }
   }
-  if (!next.ops.empty()) {
+  if (next_trails) {
+    merged.trailing_ops = std::move(next.ops);
+  } else if (!next.ops.empty()) {
     if (last >= kOps) return false;
     merged.ops = std::move(next.ops);
   }

@@ -214,7 +214,11 @@ void receive_items(gpu::WorkList &list, std::vector<work::Item> &chunks, std::ve
   if (op.user_status && host_backend())
     tail.push_back(core::copy_item(status_count_word(op),
                                    mb + kLengthAt, 4));
-  if (rt.signal_word) list.signals.push_back(add_one(rt.signal_word));
+  if (rt.signal_word) {
+    work::Item freed = add_one(rt.signal_word);
+    freed.flags |= work::kPeerCount;  // the sender waits for it: no later wait may come first
+    list.signals.push_back(freed);
+  }
   list.signals.push_back(core::advance(cursor));
 }
 

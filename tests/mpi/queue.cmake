@@ -22,10 +22,13 @@ mpix_mpi_runs(queue_mpich NP 2 3 4)
 mpix_mpi_program(queue_order)
 mpix_mpi_runs(queue_order NP 2 3 4)
 # Graph capture: a block of both spellings' calls (11 messages per rank, 7 on one channel) captured
-# once, replayed as the next messages between eager blocks, byte-exact; operations on the
-# wrong side of a capture's edge refused.
+# once, replayed as the next messages between eager blocks, byte-exact, a start and its wait one
+# node (stream operations counted); a replayed ping-pong; one-way traffic beyond a channel's
+# mailboxes in captured blocking calls; operations on the wrong side of a capture's edge refused.
+# nomerge: every call its own node.
 mpix_mpi_program(queue_graph)
 mpix_mpi_runs(queue_graph NP 2 3)
+mpix_mpi_runs(queue_graph SUFFIX nomerge NP 2 GPU_NP 2 ENV MPIX_ST_GRAPH_MERGE=0)
 # Derived datatypes (vector, indexed, resized struct, one displaced block) on either side or both,
 # several messages in flight, both spellings, byte-exact against MPI_Pack/MPI_Unpack, gaps kept;
 # shorter, longer and uncommitted cases.

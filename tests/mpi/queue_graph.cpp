@@ -5,9 +5,19 @@
 // and order), a zero-byte message, and 6 messages of tag 2 and one of tag 10 (7 of a channel's 8
 // mailboxes, each at a different mailbox every block). Before each block the senders write a pattern
 // that names the block; after it every receive buffer must hold its sender's pattern byte for byte.
+// A start and its wait captured back to back are one kernel node (src/backend/list_merge.h): the
+// stream operations of a block are counted (HPE: 1, MPICH: one per send, the last joined by the
+// receives; one more each with MPIX_ST_GRAPH_MERGE=0).
+// Ping-pong replayed: rank 0 sends and waits for the echo in one node per round trip, rank 1 waits
+// and echoes (its echo joins the next receive), 12 round trips a graph through each mailbox of the
+// channel and round again, byte-exact per round trip.
+// One-way beyond a channel's mailboxes: rank 0 captures 16 blocking zero-byte receives of one tag
+// (16 nodes: a receive's "free" never waits behind a later receive), rank 1 captures the sends,
+// its 9th send waiting for rank 0's stream to take the first.
 // Misuse: operations called before a capture and started inside it, or called inside and waited
 // for after it, are refused (MPI_ERR_OTHER) and can still be completed where they belong. A graph
 // replayed after MPI_Comm_free of its communicator moves nothing and reports MPI_ERR_WIN.
+#include <cstdlib>
 #include <cstring>
 
 #include "test_common.h"
@@ -86,10 +96,16 @@ void mpich_block(Block &k, MPI_Comm comm) {
   MT_OK(MPIX_Waitall_enqueue(static_cast<int>(r), req.data(), MPI_STATUSES_IGNORE));
 }
 
+bool merging() {
+  const char *env = std::getenv("MPIX_ST_GRAPH_MERGE");
+  return !(env && std::string(env) == "0");
+}
+
 // Eager, captured and replayed blocks in the order `plan` gives ('e' eager, 'r' replay), after one
-// eager block that makes the communicator's mailboxes and the capture.
+// eager block that makes the communicator's mailboxes and the capture, which must take
+// `merged_ops` stream operations (one more where merging is off).
 template <class Enqueue>
-void blocks(const char *spelling, void *s, Enqueue &&enqueue, const char *plan) {
+void blocks(const char *spelling, void *s, Enqueue &&enqueue, const char *plan, unsigned long long merged_ops) {
   Block k;
   uint64_t b = 0;
   auto run = [&](bool replay, void *graph) {
@@ -112,8 +128,12 @@ void blocks(const char *spelling, void *s, Enqueue &&enqueue, const char *plan) 
   enqueue(k);
   void *graph = xdev::stream_end_capture(s);
   MT_CHECKF(graph != nullptr, "%s: the capture made a graph", spelling);
+  const unsigned long long ops = MPIX_St_stream_ops_enqueued() - before;
   note("%s: a block of %zu sends and %zu receives captured as %llu stream operations", spelling, k.msgs.size(),
-       k.msgs.size(), MPIX_St_stream_ops_enqueued() - before);
+       k.msgs.size(), ops);
+  const unsigned long long want = merging() ? merged_ops : merged_ops + 1;
+  MT_CHECKF(ops == want, "%s: the captured block took %llu stream operations, not %llu (merging %s)", spelling, ops,
+            want, merging() ? "on" : "off");
   for (const char *p = plan; *p && !g_failures; ++p) run(*p == 'r', graph);
   xdev::graph_destroy(graph);
 }
@@ -162,6 +182,87 @@ void misuse_mpich(void *s, MPI_Comm comm) {
   MT_CHECK(in.download() == pattern(64, key(78, g_rank)));
   xdev::graph_destroy(graph);
   xdev::graph_destroy(wait_graph);
+}
+
+// Rank 0 sends a message and waits for its echo, rank 1 waits for it and echoes it, 12 times a
+// graph, each round trip with buffers of its own; both capture once and replay. HPE's spelling.
+void ping_pong_replayed(void *s, MPI_Comm comm) {
+  g_context = "ping-pong replayed";
+  constexpr int kTrips = 12, kBytes = 40, kReplays = 3;
+  if (g_rank > 1) return;
+  const int peer = 1 - g_rank;
+  MPIX_Queue q;
+  MT_OK(MPIX_Create_queue(s, &q));
+  std::vector<DevBuf> out, back;
+  for (int i = 0; i < kTrips; ++i) out.emplace_back(kBytes), back.emplace_back(kBytes);
+  auto trip = [&](int i) {
+    MPI_Request req;
+    if (g_rank == 0) {
+      MT_OK(MPIX_Enqueue_send(out[i].p, kBytes, MPI_BYTE, peer, 3, comm, q, &req));
+      MT_OK(MPI_Request_free(&req));
+      MT_OK(MPIX_Enqueue_recv(back[i].p, kBytes, MPI_BYTE, peer, 3, comm, q, &req));
+      MT_OK(MPI_Request_free(&req));
+      MT_OK(MPIX_Enqueue_start(q));
+      MT_OK(MPIX_Enqueue_wait(q));
+    } else {
+      MT_OK(MPIX_Enqueue_recv(back[i].p, kBytes, MPI_BYTE, peer, 3, comm, q, &req));
+      MT_OK(MPI_Request_free(&req));
+      MT_OK(MPIX_Enqueue_start(q));
+      MT_OK(MPIX_Enqueue_wait(q));
+      MT_OK(MPIX_Enqueue_send(back[i].p, kBytes, MPI_BYTE, peer, 3, comm, q, &req));
+      MT_OK(MPI_Request_free(&req));
+      MT_OK(MPIX_Enqueue_start(q));
+    }
+  };
+  trip(0);  // eagerly first: the communicator's mailboxes
+  MT_OK(MPIX_Enqueue_wait(q));
+  MT_SYNC(s);
+  xdev::stream_begin_capture(s);
+  for (int i = 0; i < kTrips; ++i) trip(i);
+  MT_OK(MPIX_Enqueue_wait(q));
+  void *graph = xdev::stream_end_capture(s);
+  for (int r = 0; r < kReplays && !g_failures; ++r) {
+    for (int i = 0; i < kTrips; ++i) {
+      if (g_rank == 0) out[i].upload(pattern(kBytes, key(90, r, i)));
+      back[i].upload(pattern(kBytes, 0xdead));
+    }
+    xdev::graph_launch(graph, s);
+    MT_SYNC(s);
+    for (int i = 0; i < kTrips; ++i)
+      MT_CHECKF(back[i].download() == pattern(kBytes, key(90, r, i)), "replay %d, round trip %d: the echo differs", r, i);
+    // Buffers rewritten only once both ranks' streams are idle (rank 2 and up take no part).
+    MPI_Sendrecv(nullptr, 0, MPI_BYTE, peer, 99, nullptr, 0, MPI_BYTE, peer, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  xdev::graph_destroy(graph);
+  MT_OK(MPIX_Free_queue(q));
+}
+
+// Rank 1 sends 16 zero-byte messages of one tag to rank 0, one blocking send each; rank 0 receives
+// them, one blocking receive each; both capture that block and replay it (16: each replay starts at
+// the channel's first mailbox, as the eager block before it did). The 9th send waits for rank 0's
+// stream to free the first mailbox, so no receive's node may wait for a later message first.
+void one_way_beyond_mailboxes(void *s, MPI_Comm comm) {
+  g_context = "one way, more messages than a channel's mailboxes";
+  constexpr int kMessages = 16, kReplays = 3;
+  if (g_rank > 1) return;
+  auto block = [&] {
+    for (int i = 0; i < kMessages; ++i) {
+      if (g_rank == 0) MT_OK(MPIX_Recv_enqueue(nullptr, 0, MPI_BYTE, 1, 4, comm, MPI_STATUS_IGNORE));
+      else MT_OK(MPIX_Send_enqueue(nullptr, 0, MPI_BYTE, 0, 4, comm));
+    }
+  };
+  block();  // eagerly first
+  MT_SYNC(s);
+  const unsigned long long before = MPIX_St_stream_ops_enqueued();
+  xdev::stream_begin_capture(s);
+  block();
+  void *graph = xdev::stream_end_capture(s);
+  const unsigned long long ops = MPIX_St_stream_ops_enqueued() - before;
+  MT_CHECKF(ops == kMessages, "%llu stream operations for %d captured calls: a node per call expected", ops,
+            kMessages);
+  for (int r = 0; r < kReplays; ++r) xdev::graph_launch(graph, s);
+  MT_SYNC(s);
+  xdev::graph_destroy(graph);
 }
 
 // A graph replayed after its communicator was freed moves nothing and reports MPI_ERR_WIN.
@@ -259,8 +360,9 @@ int main(int argc, char **argv) {
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPIX_Queue q;
     MT_OK(MPIX_Create_queue(s, &q));
-    blocks("HPE", s, [&](Block &k) { hpe_block(k, q, comm); }, "rrererrr");
+    blocks("HPE", s, [&](Block &k) { hpe_block(k, q, comm); }, "rrererrr", 1);
     MT_OK(MPIX_Free_queue(q));
+    ping_pong_replayed(s, comm);
     misuse_hpe(s, comm);
     MT_SYNC(s);
     MPI_Comm_free(&comm);
@@ -270,7 +372,8 @@ int main(int argc, char **argv) {
     MPI_Comm comm;
     MT_OK(MPIX_Stream_comm_create(MPI_COMM_WORLD, ms, &comm));
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    blocks("MPICH", s, [&](Block &k) { mpich_block(k, comm); }, "rrererrr");
+    blocks("MPICH", s, [&](Block &k) { mpich_block(k, comm); }, "rrererrr", block_messages().size());
+    one_way_beyond_mailboxes(s, comm);
     misuse_mpich(s, comm);
     MT_SYNC(s);
     MPI_Comm_free(&comm);

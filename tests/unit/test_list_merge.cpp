@@ -206,6 +206,82 @@ TEST_CASE("a merged list keeps the doorbell skip word of the lists whose signals
   CHECK(ahead_local.skip_word == 0);
 }
 
+namespace {
+// Two-sided lists as src/p2p/engine.cpp builds them under capture (one message each way): the
+// send waits for its mailbox to be free, copies and stores "full"; the receive waits for "full",
+// copies, and adds to the sender's "free" word, which the sender waits for.
+uint64_t full_flag[2], free_flag[2], mailbox_cursors[2];
+char mailbox[64], inbox[64];
+
+WorkList send_list() {
+  WorkList l = captured_list();
+  l.waits.push_back(core::wait_next(&free_flag[0], &mailbox_cursors[0], 0, work::kWaitPost));
+  l.ops.push_back(core::copy_item(mailbox, source, 8));
+  l.signals.push_back(core::signal_next(&full_flag[0], &mailbox_cursors[0]));
+  l.signals.push_back(core::advance(&mailbox_cursors[0]));
+  return l;
+}
+WorkList receive_list() {
+  WorkList l = captured_list();
+  l.waits.push_back(core::wait_next(&full_flag[1], &mailbox_cursors[1], 1, work::kWaitComplete));
+  l.ops.push_back(core::copy_item(inbox, mailbox, 8));
+  work::Item freed = core::signal_item(&free_flag[1], 1);
+  freed.flags = work::kSignalAdd | work::kPeerCount;
+  l.signals.push_back(freed);
+  l.signals.push_back(core::advance(&mailbox_cursors[1]));
+  return l;
+}
+}  // namespace
+
+TEST_CASE("a two-sided wait's receives trail the sends started before it") {
+  WorkList merged = send_list();
+  REQUIRE(merge_captured(merged, receive_list()));
+  // The sends run whole first: their wait, copy and "full"...
+  REQUIRE(merged.waits.size() == 1);
+  CHECK(merged.waits[0].a == reinterpret_cast<uint64_t>(&free_flag[0]));
+  REQUIRE(merged.ops.size() == 1);
+  CHECK(merged.ops[0].a == reinterpret_cast<uint64_t>(mailbox));
+  CHECK(stores_of(merged).size() == 1);
+  // ... then the receives wait and copy, and the counts (the sender's "free" among them) run last.
+  REQUIRE(merged.trailing_waits.size() == 1);
+  CHECK(merged.trailing_waits[0].a == reinterpret_cast<uint64_t>(&full_flag[1]));
+  CHECK(merged.trailing_waits[0].b == 1);  // another cursor than the send's: not raised
+  REQUIRE(merged.trailing_ops.size() == 1);
+  CHECK(merged.trailing_ops[0].a == reinterpret_cast<uint64_t>(inbox));
+  CHECK(counts_in(merged) == 3);
+}
+
+TEST_CASE("no list joins one whose counts a peer waits for") {
+  // A receive's "free" would wait behind a later list's waits: if that list waited for the message
+  // the sender can only send once the mailbox is free, neither side would move.
+  WorkList merged = send_list();
+  REQUIRE(merge_captured(merged, receive_list()));
+  CHECK_FALSE(merge_captured(merged, send_list()));
+  CHECK_FALSE(merge_captured(merged, wait_list()));
+  WorkList receive = receive_list();
+  WorkList zero_bytes = receive_list();
+  zero_bytes.ops.clear();  // a captured zero-byte receive: a wait and counts
+  CHECK_FALSE(merge_captured(receive, zero_bytes));
+  CHECK(receive.waits.size() == 1);
+  CHECK(receive.trailing_waits.empty());
+}
+
+TEST_CASE("receives that move chunks of a long message do not trail sends") {
+  // A launch moves chunks before its waits (kernels/message_chunks.h): as trailing ops they would
+  // never move.
+  WorkList long_receive = receive_list();
+  work::Item chunks{};
+  chunks.kind = work::kChunksIn;
+  work::Item words{};
+  words.kind = work::kChunkWords;
+  long_receive.ops.push_back(chunks);
+  long_receive.ops.push_back(words);
+  WorkList sends = send_list();
+  CHECK_FALSE(merge_captured(sends, long_receive));
+  CHECK(sends.trailing_waits.empty());
+  CHECK(sends.trailing_ops.empty());
+}
+
 TEST_CASE("merging is on unless MPIX_ST_GRAPH_MERGE=0") {
   // The process's environment decides once; ctest runs this without the variable.
   CHECK(mpix::gpu::graph_merge_enabled());

@@ -145,15 +145,33 @@ int DeviceBackend::for_each_launch(const WorkList &list, const ListKeys &keys, u
   const bool no_data = list.trailing_ops.empty() && std::all_of(list.ops.begin(), list.ops.end(), [](const work::Item &it) {
                          return it.kind == work::kPutLines || it.kind == work::kLineTag;
                        });
+  // Trailing ops join the launch where the whole list fits one (a two-sided wait's receives merged
+  // after its sends, list_merge.h): every block waits for the trailing waits and copies its share,
+  // and the last to finish counts (the kernel's second ticket). Otherwise they start a launch of
+  // their own. Never with line waits among the trailing waits (every block would copy the lines),
+  // chunks (moved before the first waits) or accumulates (ordered in one block).
+  const bool trailing_inline = !list.trailing_ops.empty() && [&] {
+    const size_t items = list.leading_signals.size() + list.waits.size() + list.ops.size() + list.signals.size() +
+                         list.trailing_waits.size() + list.trailing_ops.size();
+    if (ordered || items > static_cast<size_t>(work::kItemsPerLaunch)) return false;
+    for (const work::Item &it : list.trailing_waits)
+      if (it.kind == work::kWaitLines) return false;
+    for (const auto *part : {&list.ops, &list.trailing_ops})
+      for (const work::Item &it : *part)
+        if (work::is_chunks_head(it.kind) || it.kind == work::kAccumulate || it.kind == work::kAccumulatePairs)
+          return false;
+    return true;
+  }();
   // Launch order (work_items.h): leading signals, waits, ops, stored signals, trailing waits,
-  // counting signals. Scratch kept per thread: enqueue is the hot path, and it allocates nothing
-  // once warm.
+  // trailing ops where they join the launch, counting signals. Scratch kept per thread: enqueue
+  // is the hot path, and it allocates nothing once warm.
   thread_local std::vector<work::Item> stores, counts_signals;
   stores.clear();
   counts_signals.clear();
   for (const work::Item &it : list.signals) ((it.flags & work::kSignalAdd) ? counts_signals : stores).push_back(it);
   // Each part fills one count of the launch header (0 leading signals, 1 waits, 2 ops,
-  // 3 signals, 4 trailing waits, 5 counting signals); trailing ops fill the ops of a later launch.
+  // 3 signals, 4 trailing waits, 5 counting signals, 6 trailing ops); trailing ops that do not join
+  // the launch fill the ops of a later one.
   struct Part {
     const std::vector<work::Item> *items;
     int slot;
@@ -161,7 +179,11 @@ int DeviceBackend::for_each_launch(const WorkList &list, const ListKeys &keys, u
   Part parts[7] = {{&list.leading_signals, 0}, {&list.waits, 1}, {&list.ops, 2}, {&stores, 3},
                    {&list.trailing_waits, 4}, {&counts_signals, 5}};
   size_t nparts = 6, second_phase = nparts;
-  if (!list.trailing_ops.empty()) {
+  if (trailing_inline) {
+    parts[5] = {&list.trailing_ops, 6};
+    parts[6] = {&counts_signals, 5};
+    nparts = second_phase = 7;
+  } else if (!list.trailing_ops.empty()) {
     parts[5] = {&list.trailing_ops, 2};
     parts[6] = {&counts_signals, 5};
     nparts = 7;
@@ -181,7 +203,7 @@ int DeviceBackend::for_each_launch(const WorkList &list, const ListKeys &keys, u
     p.h.taken = keys.taken;
     p.h.trace_addr = reinterpret_cast<uint64_t>(trace_);
     p.h.skip_addr = list.skip_word;
-    uint16_t *counts[6] = {&p.h.nlead, &p.h.nwait, &p.h.ncopy, &p.h.nsignal, &p.h.ntrail, &p.h.ncount};
+    uint16_t *counts[7] = {&p.h.nlead, &p.h.nwait, &p.h.ncopy, &p.h.nsignal, &p.h.ntrail, &p.h.ncount, &p.h.ntrailop};
     size_t n = 0;
     uint64_t bytes = 0, runs = 0;
     bool chunked = false;
@@ -196,7 +218,8 @@ int DeviceBackend::for_each_launch(const WorkList &list, const ListKeys &keys, u
         p.items[n] = v[index];
         // Data moved sizes the grid (a kPairList's `b` counts runs, its head has the bytes).
         const uint8_t kind = v[index].kind;
-        if (slot == 2 && kind != work::kStore2 && !work::is_companion(kind) && !work::is_chunks_head(kind))
+        const bool data = slot == 2 || slot == 6;  // ops, trailing ops: both spread over the grid
+        if (data && kind != work::kStore2 && !work::is_companion(kind) && !work::is_chunks_head(kind))
           bytes += v[index].bytes;
         // A message that may move in chunks: its block moves them as its peer allows (epoch_kernel.cu).
         if (work::is_chunks_head(kind)) chunked = true;
@@ -215,13 +238,15 @@ int DeviceBackend::for_each_launch(const WorkList &list, const ListKeys &keys, u
                (list.captured ? work::kCheckAlive : 0) | (no_data ? work::kNoData : 0) | (chunked ? work::kChunked : 0);
     // Derived-datatype lists of many short runs are bound by their latency, not by bytes: a
     // block per pairs_per_block_ runs. Not per thread the runs take: every thread of a launch
-    // walks every item, so blocks beyond the work cost instructions (README, Derived datatypes).
+    // walks every item, so blocks beyond the work cost instructions (doc/guide/datatypes.md).
     const uint64_t want = std::max({bytes / bytes_per_block_, runs / pairs_per_block_,
                                     std::min<uint64_t>(spread_blocks_, bytes / kSpreadBlockBytes)});
     int blocks = one_block || chunked ? 1 : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, want)));
     // The last of the blocks resets its ticket, so a replay of a captured launch finds it at 0.
-    if (blocks > 1 && p.h.nsignal + p.h.ntrail + p.h.ncount > 0) {
-      const uint32_t slot = next_ticket_.fetch_add(1) % kTicketSlots;
+    // Trailing ops take a second ticket, the word after the first.
+    if (blocks > 1 && p.h.nsignal + p.h.ntrail + p.h.ntrailop + p.h.ncount > 0) {
+      const uint32_t words = p.h.ntrailop ? 2 : 1;
+      const uint32_t slot = next_ticket_.fetch_add(words) % (kTicketSlots - words + 1);
       p.h.ticket_addr = reinterpret_cast<uint64_t>(tickets_ + slot);
       p.h.ticket_expect = static_cast<uint32_t>(blocks);
     }
