@@ -836,15 +836,19 @@ def ab_rows(benchmark, base, head):
     return rows
 
 
+ALTERNATED = "odd rounds base then head, even rounds head then base"
+
+
 def ab_section(runs):
     out = []
     for run in runs:
         if not run.ab:
             continue
         out += run_header(run, run.entries)
-        out += ["Each round ran base then head (odd rounds) or head then base (even rounds) on the same "
-                "machine. head / base is the head's figure over the base's (for collectives: the median "
-                "over sizes of the head's own time over the base's); below 1 the head took less time.", ""]
+        order = run.ab.get("order") or ALTERNATED
+        out += ["Rounds on the same machine, %s. head / base is the head's figure over the base's (for "
+                "collectives: the median over sizes of the head's own time over the base's); below 1 the "
+                "head took less time." % order, ""]
         by = {}
         for e, d in run.entries:
             rel = e["file"].split("/", 1)[-1]
@@ -1137,7 +1141,7 @@ def write_manifest(args):
         meta["settings"] = dict(kv.split("=", 1) for kv in args.setting)
     if args.base or args.head:
         meta["ab"] = {"base": args.base, "head": args.head, "rounds": args.rounds,
-                      "order": "odd rounds base then head, even rounds head then base",
+                      "order": args.order,
                       "run_command": args.run_command, "cmake_args": args.cmake_args,
                       "exit_status": [{"side": s, "round": int(r), "rc": int(rc)} for s, r, rc in args.round_status]}
     with open(os.path.join(folder, "run.json"), "w", encoding="utf-8") as f:
@@ -1175,6 +1179,7 @@ def main():
     g.add_argument("--base")
     g.add_argument("--head")
     g.add_argument("--rounds", type=int)
+    g.add_argument("--order", default=ALTERNATED, help="the order of base and head within rounds")
     g.add_argument("--run-command")
     g.add_argument("--cmake-args")
     g.add_argument("--round-status", nargs=3, action="append", default=[], metavar=("SIDE", "ROUND", "RC"))
