@@ -427,7 +427,8 @@ __device__ void accumulate_run(const Item &it, char *dst, const char *src, const
   });
 }
 // `move` false: the cursor advances as if the runs were walked, and nothing moves (a two-sided
-// receive whose message is not the whole type, work::kWholeCounted).
+// receive whose message is not the whole type, work::kCountedPieces: a shorter one moved its
+// prefix in copy_runs_prefix, a longer one moves nothing).
 __device__ void walk_runs(const Item &head, const Item &list, uint64_t tid, uint64_t nthreads, ThreadCursor &cursor,
                           bool move) {
   const auto *runs = reinterpret_cast<const mpix::work::Run *>(list.a);
@@ -454,6 +455,25 @@ __device__ void walk_runs(const Item &head, const Item &list, uint64_t tid, uint
     const mpix::work::Run r = runs[i];
     if (acc) accumulate_run(head, dst + r.dst, src + r.src, r, lane, width);
     else copy_run(dst + r.dst, src + r.src, r, lane, width);
+  }
+}
+
+// A two-sided receive of a derived type whose message is shorter than the type
+// (work::kCountedPieces, `n` < head.bytes): the pieces hold the packed stream in type-map order,
+// so each piece takes what of the first `n` bytes falls in it, the whole grid per piece. A rare
+// path: a byte loop (copy_bytes here spilled registers in every launch; a call, too).
+__device__ __forceinline__ void copy_runs_prefix(char *dst, const char *src, const mpix::work::Run *runs, uint64_t nruns,
+                                               uint64_t n, uint64_t tid, uint64_t nthreads) {
+  for (uint64_t i = 0; i < nruns; ++i) {
+    const mpix::work::Run r = runs[i];
+    for (uint64_t k = 0; k < r.count; ++k) {
+      const mpix::work::Pair piece = mpix::work::piece_of(r, k);
+      const uint64_t at = static_cast<uint64_t>(piece.src);
+      if (at >= n) continue;
+      const uint64_t bytes = n - at < piece.bytes ? n - at : piece.bytes;
+      for (uint64_t b = tid; b < bytes; b += nthreads)
+        dst[piece.dst + static_cast<int64_t>(b)] = src[piece.src + static_cast<int64_t>(b)];
+    }
   }
 }
 
@@ -554,10 +574,20 @@ __device__ __forceinline__ void run_data_ops(const mpix::work::LaunchParamsN<N> 
       continue;  // used with the item before it
     } else {
       if (mpix::work::is_pairs_head(it.kind)) {
-        // Every thread reads a counted receive's length (after the list's waits), as kCopyCounted.
-        const bool move = !(it.flags & mpix::work::kWholeCounted) ||
-                          *reinterpret_cast<const volatile uint64_t *>(it.b + static_cast<int64_t>(it.peer)) == it.bytes;
-        if (i + 1 < end) walk_runs(it, p.items[i + 1], tid, nthreads, cursor, move);  // launches keep the two together
+        // Every thread reads a counted receive's length (after the list's waits), as kCopyCounted:
+        // the whole type walks its runs, a shorter message its prefix, a longer one nothing.
+        // (Values, never a choice between a loaded word and a parameter: its address would put the
+        // launch's parameters in local memory.)
+        const bool counted = it.flags & mpix::work::kCountedPieces;
+        const uint64_t length =
+            counted ? *reinterpret_cast<const volatile uint64_t *>(it.b + static_cast<int64_t>(it.peer)) : 0;
+        if (i + 1 < end) {  // launches keep the two together
+          if (counted && length < it.bytes)
+            copy_runs_prefix(reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b),
+                             reinterpret_cast<const mpix::work::Run *>(p.items[i + 1].a), p.items[i + 1].b, length,
+                             tid, nthreads);
+          walk_runs(it, p.items[i + 1], tid, nthreads, cursor, !counted || length == it.bytes);
+        }
         if (it.kind == mpix::work::kCopyPairs) continue;
       } else {
         move_bytes(it, true, reinterpret_cast<char *>(it.a), reinterpret_cast<const char *>(it.b), it.bytes,

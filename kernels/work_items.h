@@ -174,9 +174,10 @@ enum ItemFlags : uint8_t {
   // agent forwards no ring of the window then (ring_stopped).
   kStopsOnSkip = 16,
   // Pairs copy (kCopyPairs) of a two-sided receive with a derived datatype: the 64-bit word at
-  // b + peer (a signed byte offset, as kCopyCounted's) is the message's length, and the pieces are
-  // copied only where it equals `bytes` (the whole type), nothing otherwise.
-  kWholeCounted = 32,
+  // b + peer (a signed byte offset, as kCopyCounted's) is the message's length; the pieces take
+  // its bytes in type-map order (a shorter message fills those it reaches), none where it is
+  // longer than `bytes` (the whole type).
+  kCountedPieces = 32,
   // Counting signal a peer waits for (a two-sided receive's "free": the sender may reuse the
   // mailbox): a list holding one takes no later list under capture (src/backend/list_merge.h),
   // whose waits would run before it.

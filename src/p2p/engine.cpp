@@ -92,7 +92,7 @@ work::Item at_round(work::Item it, uint64_t *cursor, uint64_t round, bool counte
 // The data of op between its buffer and a mailbox: one copy, or a derived type's pieces (a pairs
 // item and its list, work::kCopyPairs). `dst`, `src`: the bases the pieces' offsets start from.
 // `counted` (a receive): the sender's length, in the header before the data, decides: a prefix of
-// one piece where it fits (kCopyCounted), the pieces only where it is the whole type (kWholeCounted).
+// one piece where it fits (kCopyCounted), the pieces it reaches where it fits the type (kCountedPieces).
 void push_data(gpu::WorkList &list, const Op &op, char *dst, char *src, bool counted) {
   const int32_t length_at = static_cast<int32_t>(kLengthAt) - static_cast<int32_t>(kDataAt);
   const core::PairList &l = op.pairs;
@@ -115,7 +115,7 @@ void push_data(gpu::WorkList &list, const Op &op, char *dst, char *src, bool cou
   head.b = reinterpret_cast<uint64_t>(src);
   head.bytes = l.bytes;
   if (counted) {
-    head.flags |= work::kWholeCounted;
+    head.flags |= work::kCountedPieces;
     head.peer = length_at;
   }
   list.ops.push_back(head);
@@ -451,11 +451,6 @@ void finish(Op &op) {
       set_error(op, MPI_ERR_TRUNCATE,
                 "message of " + std::to_string(rec[3]) + " bytes is longer than the receive buffer (" +
                     std::to_string(op.bytes) + " bytes); nothing was written to the buffer");
-    } else if (rec[3] < op.bytes && op.pairs.count > 1) {
-      set_error(op, MPI_ERR_UNSUPPORTED_OPERATION,
-                "message of " + std::to_string(rec[3]) + " bytes is shorter than the receive's derived datatype (" +
-                    std::to_string(op.bytes) + " bytes in " + std::to_string(op.pairs.count) +
-                    " pieces): such receives take messages of their whole size; nothing was written to the buffer");
     }
   }
   if (op.greq != MPI_REQUEST_NULL && !op.greq_completed) {
@@ -530,8 +525,8 @@ Result pieces_of(Op &op, const Context &c) {
   if (f.lb == 0 && f.true_lb == 0 && f.extent == static_cast<int64_t>(f.size) &&
       f.true_extent == static_cast<int64_t>(f.size))
     return ok();
-  // A receive of a derived type takes its whole size or, for one piece, a prefix; larger than a
-  // mailbox it could never be filled.
+  // A receive of a derived type takes a message of at most its size through one mailbox (long
+  // messages move in chunks into one piece only).
   if (!op.send && op.bytes > c.slot_bytes)
     return fail(MPI_ERR_UNSUPPORTED_OPERATION,
                 "a receive of " + std::to_string(op.bytes) + " bytes of a derived datatype: messages are limited to " +

@@ -142,7 +142,7 @@ void copy_staged(const Item &it) {
   }
 }
 
-// The message length a counted copy reads (work::kCopyCounted, work::kWholeCounted).
+// The message length a counted copy reads (work::kCopyCounted, work::kCountedPieces).
 uint64_t counted_length(const Item &it) {
   const auto *length = reinterpret_cast<const uint64_t *>(it.b + static_cast<int64_t>(it.peer));
   return std::atomic_ref<uint64_t>(const_cast<uint64_t &>(*length)).load(std::memory_order_acquire);
@@ -190,12 +190,22 @@ bool run_op(const Item &it, std::string *why) {
   accumulate_dispatch(dst, src, it.bytes, it.dtype, it.op, true);
   return true;
 }
+constexpr uint64_t kNoLimit = UINT64_MAX;
 // Calls f(piece) for each piece of runs [0, n), in order, while it returns true.
 template <typename F>
-bool for_each_piece(const work::Run *runs, uint64_t n, F &&f) {
+bool for_each_piece(const work::Run *runs, uint64_t n, uint64_t limit, F &&f) {
   for (uint64_t i = 0; i < n; ++i)
-    for (uint64_t k = 0; k < runs[i].count; ++k)
-      if (!f(work::piece_of(runs[i], k))) return false;
+    for (uint64_t k = 0; k < runs[i].count; ++k) {
+      work::Pair p = work::piece_of(runs[i], k);
+      // Only the first `limit` bytes of the packed side, where there is one (a shorter two-sided
+      // message: its packed offsets start at 0; other lists' offsets may be negative).
+      if (limit != kNoLimit) {
+        const uint64_t at = static_cast<uint64_t>(p.src);
+        if (at >= limit) continue;
+        p.bytes = std::min<uint64_t>(p.bytes, limit - at);
+      }
+      if (!f(p)) return false;
+    }
   return true;
 }
 
@@ -205,7 +215,7 @@ bool for_each_piece(const work::Run *runs, uint64_t n, F &&f) {
 // made Faces --datatypes (faces of one-double pieces) several times slower on the host backend.
 // A short transfer (the kernel may stop early) redoes its batch piece by piece; copying a piece
 // twice is harmless.
-bool cma_runs(const Item &head, const work::Run *runs, uint64_t n, std::string *why) {
+bool cma_runs(const Item &head, const work::Run *runs, uint64_t n, uint64_t limit, std::string *why) {
   const bool write = head.flags & work::kDstRemoteCma;
   constexpr size_t kBatch = 1024;  // IOV_MAX on Linux
   struct iovec local[kBatch], remote[kBatch];
@@ -222,7 +232,7 @@ bool cma_runs(const Item &head, const work::Run *runs, uint64_t n, std::string *
     m = 0, total = 0;
     return ok;
   };
-  const bool all = for_each_piece(runs, n, [&](const work::Pair &p) {
+  const bool all = for_each_piece(runs, n, limit, [&](const work::Pair &p) {
     const uint64_t dst = head.a + static_cast<uint64_t>(p.dst), src = head.b + static_cast<uint64_t>(p.src);
     local[m] = {reinterpret_cast<void *>(write ? src : dst), p.bytes};
     remote[m] = {reinterpret_cast<void *>(write ? dst : src), p.bytes};
@@ -233,11 +243,17 @@ bool cma_runs(const Item &head, const work::Run *runs, uint64_t n, std::string *
 }
 
 bool run_pairs(const Item &head, const Item &list, std::string *why) {
-  if ((head.flags & work::kWholeCounted) && counted_length(head) != head.bytes) return true;
+  // A counted receive (two-sided, work::kCountedPieces): a shorter message fills the pieces its
+  // packed bytes reach, a longer one none.
+  uint64_t limit = kNoLimit;
+  if (head.flags & work::kCountedPieces) {
+    limit = counted_length(head);
+    if (limit > head.bytes) return true;
+  }
   const auto *runs = reinterpret_cast<const work::Run *>(list.a);
   if (head.kind == work::kCopyPairs && (head.flags & (work::kDstRemoteCma | work::kSrcRemoteCma)))
-    return cma_runs(head, runs, list.b, why);
-  return for_each_piece(runs, list.b, [&](const work::Pair &p) {
+    return cma_runs(head, runs, list.b, limit, why);
+  return for_each_piece(runs, list.b, limit, [&](const work::Pair &p) {
     Item one = head;
     one.kind = head.kind == work::kCopyPairs ? work::kCopy : work::kAccumulate;
     one.a = head.a + static_cast<uint64_t>(p.dst);
