@@ -13,6 +13,7 @@
 #include "errors.h"
 #include "host_streams.h"
 #include "mpix/mpix_st.h"
+#include "p2p/engine.h"
 #include "window_lookup.h"
 
 static_assert(MPIX_MODE_STREAM == mpix::core::kModeStream, "public and internal stream assert bits differ");
@@ -106,6 +107,12 @@ int MPIX_St_check(MPI_Win win) {
   if (win == MPI_WIN_NULL) {
     Result r = mpix::api::backend_error();
     if (!r) r = mpix::core::take_watchdog_error(0, nullptr);
+    if (!r) {
+      // An error of a two-sided operation a stream wait took, which its queue's next call would raise.
+      std::lock_guard<std::recursive_mutex> guard(mpix::p2p::lock());
+      r = mpix::p2p::take_any_error();
+      if (r) r.message = "an operation completed by a stream wait failed: " + r.message;
+    }
     return mpix::api::raise_no_object(r);
   }
   Window *w = nullptr;

@@ -30,6 +30,14 @@ std::set<std::shared_ptr<Queue>> &g_busy = *new std::set<std::shared_ptr<Queue>>
 std::map<void *, std::shared_ptr<Queue>> &g_stream_queues = *new std::map<void *, std::shared_ptr<Queue>>;  // MPICH's
 std::unordered_map<MPI_Request, std::shared_ptr<Op>> &g_requests = *new std::unordered_map<MPI_Request, std::shared_ptr<Op>>;
 std::atomic<uint64_t> g_live{0};
+// Queues that kept an error of an operation a stream wait took (take_any_error).
+std::vector<std::weak_ptr<Queue>> &g_erred = *new std::vector<std::weak_ptr<Queue>>;
+
+// An error the queue keeps for its next call (or MPIX_St_check) to raise.
+void keep_error(Queue &q, Result r) {
+  if (q.errors.empty()) g_erred.push_back(q.weak_from_this());
+  q.errors.push_back(std::move(r));
+}
 
 bool host_backend() { return std::strcmp(gpu::backend().name(), "host") == 0; }
 
@@ -465,7 +473,7 @@ void reap(Queue &q) {
     std::shared_ptr<Op> op = q.in_lists.front();
     q.in_lists.pop_front();
     if (!op->finished) finish(*op);
-    if (op->stream_waited && op->error_class != MPI_SUCCESS) q.errors.push_back(fail(op->error_class, op->error));
+    if (op->stream_waited && op->error_class != MPI_SUCCESS) keep_error(q, fail(op->error_class, op->error));
   }
 }
 
@@ -787,6 +795,18 @@ Result take_queue_error(Queue &q) {
   return r;
 }
 
+Result take_any_error() {
+  reap_all();
+  Result found;
+  for (auto it = g_erred.begin(); it != g_erred.end();) {
+    std::shared_ptr<Queue> q = it->lock();
+    if (q && !found) found = take_queue_error(*q);
+    if (!q || q->errors.empty()) it = g_erred.erase(it);
+    else ++it;
+  }
+  return found;
+}
+
 Result make_request(const std::shared_ptr<Op> &op, MPI_Request *out) {
   auto *extra = new std::shared_ptr<Op>(op);
   if (PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra, &op->greq) != MPI_SUCCESS) {
@@ -818,10 +838,10 @@ void request_freed(Op &op) {
   op.stream_waited = true;  // from now on reap() hands its error to the queue
   // Nothing will wait for a chunked send now: its chunks go (errors go to the queue, as below).
   if (op.chunked && op.list == 0 && op.queue)
-    if (Result r = send_chunks(*op.queue)) op.queue->errors.push_back(r);
+    if (Result r = send_chunks(*op.queue)) keep_error(*op.queue, r);
   finished(op);
   if (finished_before && op.error_class != MPI_SUCCESS && op.queue)
-    op.queue->errors.push_back(fail(op.error_class, op.error));
+    keep_error(*op.queue, fail(op.error_class, op.error));
 }
 
 uint64_t live_requests() { return g_live.load(std::memory_order_relaxed); }

@@ -134,6 +134,8 @@ core::Result wait_host(Op &op, const char *caller);
 core::Result free_queue(const std::shared_ptr<Queue> &q);
 // Errors that stream waits left on the queue, raised once.
 core::Result take_queue_error(Queue &q);
+// The errors one queue's stream waits left, of any queue (MPIX_St_check(MPI_WIN_NULL)), raised once.
+core::Result take_any_error();
 
 // Generalized request for op; the program's handle.
 core::Result make_request(const std::shared_ptr<Op> &op, MPI_Request *out);

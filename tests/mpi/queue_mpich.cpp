@@ -108,6 +108,14 @@ void blocking(StreamComm &S) {
   MT_CHECKF(contains(msg, "MPIX_Send_enqueue") && contains(msg, "MPIX_Recv_enqueue") && contains(msg, "1001 bytes"),
             "message: %s", msg.c_str());
   MT_OK(MPIX_Send_enqueue(z.p, 0, MPI_BYTE, MPI_PROC_NULL, 0, S.comm));
+  // Again, and MPIX_St_check(MPI_WIN_NULL) reports it first, once; then the stream's calls pass.
+  MT_OK(MPIX_Send_enqueue(out.p, 1001, MPI_BYTE, right, 3, S.comm));
+  MT_OK(MPIX_Recv_enqueue(in.p, 1000, MPI_BYTE, left, 3, S.comm, MPI_STATUS_IGNORE));
+  MT_SYNC(S.stream);
+  const std::string checked = MT_EXPECT_ERROR(MPIX_St_check(MPI_WIN_NULL), MPI_ERR_TRUNCATE);
+  MT_CHECKF(contains(checked, "1001 bytes"), "MPIX_St_check's message: %s", checked.c_str());
+  MT_OK(MPIX_St_check(MPI_WIN_NULL));
+  MT_OK(MPIX_Send_enqueue(z.p, 0, MPI_BYTE, MPI_PROC_NULL, 0, S.comm));
 }
 
 // MPIX_Wait_enqueue on each request; then a receive completed on the host by MPI_Wait alone.
