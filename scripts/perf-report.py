@@ -542,7 +542,31 @@ def p2p_section(runs):
                     (" No column: {} ({}).".format(", ".join(absent), p2p_reasons(block, key, absent))
                      if absent else ""), ""]
             out += p2p_table(block, key, unit, (P2P_NCCL_RATIO,))
+        host = [(e, d) for e, d in entries if d.get("host_time_us")]
+        if host:
+            out += p2p_host_time(host)
     return out
+
+
+P2P_RAW = "stream operation"  # the host-time rows' reference: one raw stream operation
+
+
+def p2p_host_time(entries):
+    """Host time per call (`--host-time`): a row per way and side, over the same rank's raw stream operation."""
+    out = ["Host time per call (`--host-time`): rank 0 makes each way's sending calls while rank 1 makes the "
+           "receiving ones, 8-byte messages, the fastest of blocks of 100 calls; x: over one raw stream "
+           "operation on the same rank (a one-block kernel launch; the host backend's stream task); stream ops: "
+           "the library's stream operations per call.", ""]
+    rounds = any("round" in e for e, _ in entries)
+    rows = []
+    for e, d in sorted(entries, key=lambda ed: (ed[0].get("round", 1), ed[0]["file"])):
+        raw = {r["side"]: r["us"] for r in d["host_time_us"] if r["way"] == P2P_RAW}
+        for r in d["host_time_us"]:
+            rows.append(([str(e.get("round", 1))] if rounds else []) +
+                        [r["way"], r["side"], num(r["us"]), rat(ratio(r["us"], raw.get(r["side"]))),
+                         num(r["stream_ops"]), "`{}`".format(r["calls"])])
+    return table((["round"] if rounds else []) + ["way", "side", "us per call", "x", "stream ops", "calls"],
+                 rows) + [""]
 
 
 def p2p_configs(entries):
@@ -1067,6 +1091,13 @@ def describe(benchmark, d):
         return "rma_bench, 2 ranks{}, {} B put, bandwidth at {} MiB".format(
             ", --graph" if c.get("graph") else "", c.get("put_bytes", 8),
             ", ".join(str(b["mib"]) for b in d.get("bandwidth", [])) or "-")
+    if benchmark == "p2p_bench" and d.get("host_time_us"):
+        ways = []
+        for r in d["host_time_us"]:
+            if r["way"] not in ways:
+                ways.append(r["way"])
+        return "p2p_bench, 2 ranks, --host-time, {} calls, {}".format(
+            d.get("config", {}).get("calls", "?"), ", ".join(ways))
     if benchmark == "p2p_bench":
         rows = d.get("round_trip_us") or d.get("bandwidth_GBs", [])
         sizes = [r["bytes"] for r in rows]

@@ -17,6 +17,8 @@
 // one message.
 //   Latency (the default): a round is a round trip, one message of the size each way. Sizes run from
 //   --min-bytes to a mailbox (doc/guide/two-sided.md; --max-bytes goes further), times --step.
+//   Host time (--host-time): instead of rounds, what each way's calls cost the CPU per message
+//   (p2p_host_time.h), beside one raw stream operation; JSON "host_time_us".
 //   Bandwidth (--bandwidth): a round is --window messages of the size from rank 0, into consecutive
 //   slices of rank 1's buffer, then an 8-byte acknowledgement back; GB/s = window x bytes / time per
 //   round. rma_stream puts the window in one epoch, as its latency round trip has one epoch per hop
@@ -43,7 +45,7 @@
 // whose rows add "rounds". A row is {"bytes": B, "<way>": value, ...}, the value a number or the reason
 // there is none ("not capturable", "over the mailbox").
 // Usage: mpiexec -n 2 p2p_bench [--iters N] [--reps N] [--warmup N] [--min-bytes B] [--max-bytes B]
-//                               [--step F] [--bandwidth] [--window N] [--graph] [--json FILE]
+//                               [--step F] [--bandwidth] [--window N] [--graph] [--host-time] [--json FILE]
 #include <mpix/mpix_st.h>
 
 #include <algorithm>
@@ -57,6 +59,7 @@
 
 #include "bench_common.h"
 #include "library_view.h"
+#include "p2p_host_time.h"
 #include "p2p_vendor.h"
 #include "xdev.h"
 
@@ -76,7 +79,7 @@ constexpr const char *kNotCapturable = "not capturable";
 struct Options {
   int iters = 100, reps = 5, warmup = 10, step = 4, window = 8;
   size_t min_bytes = 8, max_bytes = 0;  // 0: the mailbox (latency), kBandwidthMax* (bandwidth)
-  bool bandwidth = false, graph = false;
+  bool bandwidth = false, graph = false, host_time = false;
   std::string json;
 };
 
@@ -94,6 +97,7 @@ Options parse(int argc, char **argv) {
     else if (a == "--max-bytes") o.max_bytes = std::strtoull(next().c_str(), nullptr, 10);
     else if (a == "--bandwidth") o.bandwidth = true;
     else if (a == "--graph") o.graph = true;
+    else if (a == "--host-time") o.host_time = true;
     else if (a == "--json") o.json = next();
     else {
       std::fprintf(stderr, "p2p_bench: unknown option %s\n", a.c_str());
@@ -449,6 +453,52 @@ void write_json(const std::string &path, const Options &o, const std::vector<Way
   std::fclose(f);
 }
 
+// --host-time: one round of each way first (a communicator's first two-sided call makes its
+// mailboxes, NCCL connects), then the calls timed; rank 0 prints and writes the JSON. True where the
+// warm-up rounds' data arrived.
+bool host_time_mode(Pair &p, const Options &o, const std::vector<Way> &ways, const p2p_bench::VendorChoice &nccl) {
+  constexpr int kCalls = 2000;
+  const Round warm{8, 1, 8};
+  bool ok = true;
+  for (size_t w = 0; w < ways.size(); ++w) {
+    if (ways[w].into_window) continue;  // the RMA epoch has no per-message call to time
+    xdev::fill(p.send, 1 + 2 * int(w) + p.rank, 8);
+    ways[w].round(p, warm);
+    xdev::stream_sync(p.stream);
+    ok = arrived(p, ways[w], side_of(p, warm), 1 + 2 * int(w)) && ok;
+  }
+  p2p_bench::HostTimeSetup s;
+  s.rank = p.rank;
+  s.peer = p.peer;
+  s.stream = p.stream;
+  s.queue_comm = p.queue_comm;
+  s.stream_comm = p.stream_comm;
+  s.queue = p.queue;
+  s.send = p.send;
+  s.recv = p.recv;
+  s.vendor = p.vendor;
+  const std::vector<p2p_bench::HostTime> rows = p2p_bench::host_times(s, kCalls);
+  if (p.rank != 0) return ok;
+  std::printf("p2p_bench backend=%s ranks=2 mode=host_time calls=%d nccl=%s\n", MPIX_St_backend_name(), kCalls,
+              nccl_text(nccl).c_str());
+  if (!nccl.skipped.empty()) std::printf("nccl: skipped (%s)\n", nccl.skipped.c_str());
+  p2p_bench::print_host_times(rows);
+  if (o.json.empty()) return ok;
+  FILE *f = std::fopen(o.json.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "p2p_bench: cannot write %s\n", o.json.c_str());
+    return ok;
+  }
+  std::fprintf(f, "{\n  \"benchmark\": \"p2p_bench\",\n  \"backend\": \"%s\",\n", MPIX_St_backend_name());
+  std::fprintf(f, "  \"config\": {\"ranks\": 2, \"mode\": \"host_time\", \"calls\": %d, \"bytes\": 8},\n", kCalls);
+  write_nccl_json(f, nccl);
+  std::fprintf(f, "  \"data_check\": \"%s\"", ok ? "passed" : "failed");
+  p2p_bench::write_host_times_json(f, rows);
+  std::fprintf(f, "\n}\n");
+  std::fclose(f);
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -513,18 +563,22 @@ int main(int argc, char **argv) {
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   MPI_Group_incl(world, 1, &p.peer, &p.peer_group);
 
-  if (p.rank == 0) print_header(o, ways, sizes, mailbox, largest, staged, nccl);
   std::vector<Row> rows;
   bool ok = true;
-  for (size_t bytes : sizes) {
-    rows.push_back(measure_size(p, o, ways, bytes, largest, &ok));
-    if (p.rank == 0) print_row(o, ways, rows.back());
+  if (o.host_time) {
+    ok = host_time_mode(p, o, ways, nccl);
+  } else {
+    if (p.rank == 0) print_header(o, ways, sizes, mailbox, largest, staged, nccl);
+    for (size_t bytes : sizes) {
+      rows.push_back(measure_size(p, o, ways, bytes, largest, &ok));
+      if (p.rank == 0) print_row(o, ways, rows.back());
+    }
   }
   int all_ok = 0, mine = ok ? 1 : 0;
   MPI_Allreduce(&mine, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
   if (p.rank == 0) {
     std::printf("data_check=%s\n", all_ok ? "passed" : "FAILED");
-    if (!o.json.empty()) write_json(o.json, o, ways, rows, mailbox, staged, nccl, all_ok);
+    if (!o.json.empty() && !o.host_time) write_json(o.json, o, ways, rows, mailbox, staged, nccl, all_ok);
   }
 
   MPI_Win_free(&p.win);
