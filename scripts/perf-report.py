@@ -565,8 +565,8 @@ def p2p_host_time(entries):
             rows.append(([str(e.get("round", 1))] if rounds else []) +
                         [r["way"], r["side"], num(r["us"]), rat(ratio(r["us"], raw.get(r["side"]))),
                          num(r["stream_ops"]), "`{}`".format(r["calls"])])
-    return table((["round"] if rounds else []) + ["way", "side", "us per call", "x", "stream ops", "calls"],
-                 rows) + [""]
+    return out + table((["round"] if rounds else []) + ["way", "side", "us per call", "x", "stream ops", "calls"],
+                       rows) + [""]
 
 
 def p2p_configs(entries):
