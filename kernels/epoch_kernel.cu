@@ -17,6 +17,7 @@
 #include "epoch_launch.h"
 #include "launch_overlap.h"
 #include "launch_trace.h"
+#include "watchdog_report.h"
 
 namespace {
 using mpix::work::Item;
@@ -36,27 +37,14 @@ __device__ void put_lines(uint64_t area, uint64_t src_addr, uint64_t bytes, uint
 }
 
 // A wait that timed out, or ended at once behind an earlier timeout of its window (`after_fault`,
-// work::fault_skips): the mailbox gets the first report of the process, the log every one. A
-// timeout of its own first marks the window's fault word (before the mailbox, which the host reads
-// first), so the window's waits queued behind it end at once. Out of line, with its arguments by
+// work::fault_skips): the window's fault word and the mailbox (watchdog_report.h), and a message
+// for the process's first report. Out of line, with its arguments by
 // value: the message's arguments are packed in local memory, which the kernel's own path never
 // touches (README, How it works, "Local memory").
 __device__ __noinline__ void report_wait_timeout(uint64_t mailbox_addr, uint32_t window_id, int peer, uint32_t reason,
                                                  uint64_t watchdog_ns, uint64_t want, uint64_t seen,
                                                  uint64_t fault_addr, bool after_fault) {
-  if (fault_addr && !after_fault) {  // host memory: a plain store (concurrent markers store the same)
-    volatile uint64_t *fault = reinterpret_cast<volatile uint64_t *>(fault_addr);
-    *fault = mpix::work::kFaultPending | (*fault & 0xffffffffull);
-    mpix_fence_sys();
-  }
-  auto *box = reinterpret_cast<mpix::work::WatchdogMailbox *>(mailbox_addr);
-  if (atomicCAS(&box->fired, 0u, 1u) == 0u) {
-    box->window_id = window_id;
-    box->peer = peer;
-    box->reason = reason;
-    box->expected = want;
-    box->observed = seen;
-    mpix_fence_sys();
+  if (mpix_report_timeout(mailbox_addr, fault_addr, after_fault, window_id, peer, reason, want, seen)) {
     if (after_fault)
       printf("mpix-st watchdog: window %u: a wait for %s #%llu from rank %d ended at once behind an earlier timeout "
              "of the window (flag at %llu)\n",

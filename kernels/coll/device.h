@@ -17,6 +17,7 @@
 #include "kernels/epoch_launch.h"
 #include "kernels/launch_overlap.h"
 #include "kernels/launch_trace.h"
+#include "kernels/watchdog_report.h"
 #include "paths.h"
 #include "reduce_ops.h"
 #include "run_schedule.h"
@@ -122,25 +123,13 @@ __device__ __noinline__ void write_coll_trace(uint64_t trace, uint32_t comm_id, 
 }
 
 // A wait's watchdog fired, or (`after_fault`) the wait ended at once behind an earlier timeout of
-// the communicator (work::fault_skips): the mailbox's first report and a message. A timeout of its
-// own first marks the communicator's fault word (before the mailbox, which the host reads first),
-// so its calls queued behind end at once. Out of line and by value, as write_coll_trace.
+// the communicator (work::fault_skips): its fault word and the mailbox (watchdog_report.h), and a
+// message for the process's first report. Out of line and by value, as write_coll_trace.
 __device__ __noinline__ void report_coll_timeout(uint64_t mailbox, uint32_t comm_id, int rank, uint64_t watchdog_ns,
                                                  int peer, uint64_t want, uint64_t seen, uint64_t fault_addr,
                                                  bool after_fault) {
-  if (fault_addr && !after_fault) {  // host memory: a plain store (concurrent markers store the same)
-    volatile uint64_t *fault = reinterpret_cast<volatile uint64_t *>(fault_addr);
-    *fault = mpix::work::kFaultPending | (*fault & 0xffffffffull);
-    mpix_fence_sys();
-  }
-  auto *box = reinterpret_cast<mpix::work::WatchdogMailbox *>(mailbox);
-  if (atomicCAS(&box->fired, 0u, 1u) != 0u) return;
-  box->window_id = comm_id;
-  box->peer = peer;
-  box->reason = mpix::work::kWaitCollective;
-  box->expected = want;
-  box->observed = seen;
-  mpix_fence_sys();
+  if (!mpix_report_timeout(mailbox, fault_addr, after_fault, comm_id, peer, mpix::work::kWaitCollective, want, seen))
+    return;
   if (after_fault)
     printf("mpix-st watchdog: collective on communicator %u (rank %d): a wait for round %llu from rank %d ended at "
            "once behind an earlier timeout of the communicator (flag at %llu)\n",
