@@ -467,16 +467,8 @@ bool host_time_mode(Pair &p, const Options &o, const std::vector<Way> &ways, con
     xdev::stream_sync(p.stream);
     ok = arrived(p, ways[w], side_of(p, warm), 1 + 2 * int(w)) && ok;
   }
-  p2p_bench::HostTimeSetup s;
-  s.rank = p.rank;
-  s.peer = p.peer;
-  s.stream = p.stream;
-  s.queue_comm = p.queue_comm;
-  s.stream_comm = p.stream_comm;
-  s.queue = p.queue;
-  s.send = p.send;
-  s.recv = p.recv;
-  s.vendor = p.vendor;
+  const p2p_bench::HostTimeSetup s{p.rank, p.peer, p.stream, p.queue_comm, p.stream_comm,
+                                   p.queue, p.send, p.recv, p.vendor};
   const std::vector<p2p_bench::HostTime> rows = p2p_bench::host_times(s, kCalls);
   if (p.rank != 0) return ok;
   std::printf("p2p_bench backend=%s ranks=2 mode=host_time calls=%d nccl=%s\n", MPIX_St_backend_name(), kCalls,
