@@ -772,13 +772,20 @@ mpix::work::LaunchParamsN<N> with_capacity(const mpix::work::LaunchParams &param
 
 bool moves_chunks(const mpix::work::LaunchParams &params) { return params.h.bits & mpix::work::kChunked; }
 
+// The instance that runs the list: one for launches that move chunks, one for trailing ops, one
+// for every other launch.
+template <int N>
+using EpochKernel = void (*)(mpix::work::LaunchParamsN<N>);
+template <int N>
+EpochKernel<N> instance_for(const mpix::work::LaunchParams &params) {
+  if (moves_chunks(params)) return epoch_kernel<N, true, false>;
+  if (params.h.ntrailop) return epoch_kernel<N, false, true>;
+  return epoch_kernel<N, false, false>;
+}
+
 template <int N>
 int launch_with_capacity(const mpix::work::LaunchParams &params, int blocks, int threads, void *stream, bool overlap) {
-  if (moves_chunks(params))
-    return mpix_launch_kernel(epoch_kernel<N, true, false>, blocks, threads, stream, overlap, with_capacity<N>(params));
-  if (params.h.ntrailop)
-    return mpix_launch_kernel(epoch_kernel<N, false, true>, blocks, threads, stream, overlap, with_capacity<N>(params));
-  return mpix_launch_kernel(epoch_kernel<N, false, false>, blocks, threads, stream, overlap, with_capacity<N>(params));
+  return mpix_launch_kernel(instance_for<N>(params), blocks, threads, stream, overlap, with_capacity<N>(params));
 }
 
 // The kernel node a capture recorded from launch_with_capacity, given a new list to run.
@@ -787,9 +794,7 @@ int set_node_with_capacity(const mpix::work::LaunchParams &params, int blocks, i
   mpix::work::LaunchParamsN<N> p = with_capacity<N>(params);
   void *args[] = {&p};  // the runtime copies the parameters now
   mpix_gpu_kernel_node_params_t k{};
-  k.func = moves_chunks(params)  ? reinterpret_cast<void *>(epoch_kernel<N, true, false>)
-           : params.h.ntrailop ? reinterpret_cast<void *>(epoch_kernel<N, false, true>)
-                               : reinterpret_cast<void *>(epoch_kernel<N, false, false>);
+  k.func = reinterpret_cast<void *>(instance_for<N>(params));
   k.gridDim = dim3(blocks);
   k.blockDim = dim3(threads);
   k.kernelParams = args;

@@ -33,11 +33,6 @@ constexpr size_t kSlot = 256;
 
 uint64_t src_key(int rank, int w) { return key(0x6e1, static_cast<uint64_t>(rank), static_cast<uint64_t>(w)); }
 
-bool merging() {
-  const char *env = std::getenv("MPIX_ST_GRAPH_MERGE");
-  return !(env && std::string(env) == "0");
-}
-
 // One ring window of a rank and everything its epochs use: put source, counters, history.
 struct Ring {
   TestWin w;
@@ -104,10 +99,10 @@ void counted(void *s, int replays) {
   const unsigned long long ops2 = MPIX_St_stream_ops_enqueued();
   void *graph = xdev::stream_end_capture(s);
   // Counts the library's operations only (not the test's stamp and append work).
-  MT_CHECKF(ops1 - ops0 == (merging() ? 1u : 3u), "the first epoch took %llu stream operations (merging %s)",
-            ops1 - ops0, merging() ? "on" : "off");
-  MT_CHECKF(ops2 - ops1 == (merging() ? 2u : 3u), "the second epoch took %llu stream operations (merging %s)",
-            ops2 - ops1, merging() ? "on" : "off");
+  MT_CHECKF(ops1 - ops0 == (graph_merging() ? 1u : 3u), "the first epoch took %llu stream operations (merging %s)",
+            ops1 - ops0, graph_merging() ? "on" : "off");
+  MT_CHECKF(ops2 - ops1 == (graph_merging() ? 2u : 3u), "the second epoch took %llu stream operations (merging %s)",
+            ops2 - ops1, graph_merging() ? "on" : "off");
   for (int k = 0; k < replays; ++k) {
     xdev::graph_launch(graph, s);
     for (int e = 0; e < 2; ++e) r.appended.push_back(++r.epochs);  // both epochs appended
@@ -206,9 +201,9 @@ void random_scripts(void *s, int scripts, uint64_t seed) {
     // Each epoch is three calls: merging can only lower the count, never below one a group part.
     size_t parts = 0;
     for (const EpochGroup &g : script) parts += g.parts.size();
-    MT_CHECKF(ops <= 3 * parts && ops >= (merging() ? parts : 3 * parts),
+    MT_CHECKF(ops <= 3 * parts && ops >= (graph_merging() ? parts : 3 * parts),
               "%s: %llu stream operations for %zu epochs (merging %s)", what.c_str(), ops, parts,
-              merging() ? "on" : "off");
+              graph_merging() ? "on" : "off");
     for (int run = 0; run < runs; ++run) {
       if (rng() % 4 == 0) enqueue_script(s, script, rings);
       else xdev::graph_launch(graph, s);
@@ -258,9 +253,9 @@ void post_ahead(void *s, int runs) {
   void *graph = xdev::stream_end_capture(s);
   // Merged: the first post alone, then one operation per epoch (the next window's post, this
   // one's complete and wait). Apart: three calls per epoch, less the last epoch's post.
-  const unsigned long long want = merging() ? kEpochs + 1 : 3 * kEpochs;
+  const unsigned long long want = graph_merging() ? kEpochs + 1 : 3 * kEpochs;
   MT_CHECKF(ops == want, "post ahead: %llu stream operations for %d epochs, want %llu (merging %s)", ops, kEpochs,
-            want, merging() ? "on" : "off");
+            want, graph_merging() ? "on" : "off");
   std::mt19937_64 rng(20261127);
   for (int run = 0; run < runs; ++run) {
     if (rng() % 4 == 0) block();
@@ -301,7 +296,7 @@ void freed_lead_window(void *s) {
   epochs();
   const unsigned long long ops = MPIX_St_stream_ops_enqueued() - ops0;
   void *graph = xdev::stream_end_capture(s);
-  if (merging()) MT_CHECKF(ops == 2, "two self epochs, B's post first: %llu stream operations, want 2", ops);
+  if (graph_merging()) MT_CHECKF(ops == 2, "two self epochs, B's post first: %llu stream operations, want 2", ops);
   xdev::graph_launch(graph, s);
   MT_SYNC(s);
   std::vector<uint8_t> want(64);
@@ -322,7 +317,7 @@ void freed_lead_window(void *s) {
   // apart (MPIX_ST_GRAPH_MERGE=0), A's own nodes may run (GPU backends go on past a skipped node).
   const std::vector<uint8_t> untouched(64, 0x77);
   for (uint8_t *memory : {a.base, memory_b}) {
-    if (memory == a.base && !merging()) continue;
+    if (memory == a.base && !graph_merging()) continue;
     const auto got = read_device(memory, 64);
     MT_SAME_BYTES(got.data(), untouched.data(), 64, "window memory after a replay whose merged post's window was freed");
   }
@@ -353,7 +348,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--scripts=", 10) == 0) scripts = std::atoi(argv[i] + 10);
   const uint64_t seed = 20261126;
-  note("graph_merge: merging %s, %d random scripts, seed %llu", merging() ? "on" : "off", scripts,
+  note("graph_merge: merging %s, %d random scripts, seed %llu", graph_merging() ? "on" : "off", scripts,
        static_cast<unsigned long long>(seed));
   void *s = stream_create();
   counted(s, 50);

@@ -17,7 +17,6 @@
 // Misuse: operations called before a capture and started inside it, or called inside and waited
 // for after it, are refused (MPI_ERR_OTHER) and can still be completed where they belong. A graph
 // replayed after MPI_Comm_free of its communicator moves nothing and reports MPI_ERR_WIN.
-#include <cstdlib>
 #include <cstring>
 
 #include "test_common.h"
@@ -96,11 +95,6 @@ void mpich_block(Block &k, MPI_Comm comm) {
   MT_OK(MPIX_Waitall_enqueue(static_cast<int>(r), req.data(), MPI_STATUSES_IGNORE));
 }
 
-bool merging() {
-  const char *env = std::getenv("MPIX_ST_GRAPH_MERGE");
-  return !(env && std::string(env) == "0");
-}
-
 // Eager, captured and replayed blocks in the order `plan` gives ('e' eager, 'r' replay), after one
 // eager block that makes the communicator's mailboxes and the capture, which must take
 // `merged_ops` stream operations (one more where merging is off).
@@ -131,9 +125,9 @@ void blocks(const char *spelling, void *s, Enqueue &&enqueue, const char *plan, 
   const unsigned long long ops = MPIX_St_stream_ops_enqueued() - before;
   note("%s: a block of %zu sends and %zu receives captured as %llu stream operations", spelling, k.msgs.size(),
        k.msgs.size(), ops);
-  const unsigned long long want = merging() ? merged_ops : merged_ops + 1;
+  const unsigned long long want = graph_merging() ? merged_ops : merged_ops + 1;
   MT_CHECKF(ops == want, "%s: the captured block took %llu stream operations, not %llu (merging %s)", spelling, ops,
-            want, merging() ? "on" : "off");
+            want, graph_merging() ? "on" : "off");
   for (const char *p = plan; *p && !g_failures; ++p) run(*p == 'r', graph);
   xdev::graph_destroy(graph);
 }

@@ -137,6 +137,12 @@ inline std::string expect_error_at(int rc, int cls, const char *what, const char
 
 inline bool contains(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
 
+// Whether calls captured back to back merge into one node (MPIX_ST_GRAPH_MERGE, on unless 0).
+inline bool graph_merging() {
+  const char *env = std::getenv("MPIX_ST_GRAPH_MERGE");
+  return !(env && std::string(env) == "0");
+}
+
 // ---- start-up and end ------------------------------------------------------------------------
 
 inline void init(int *argc, char ***argv, const char *name) {
