@@ -184,23 +184,24 @@ __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t
 }
 
 // The chunks items of a launch that moves chunks of two-sided messages longer than a mailbox
-// (message_chunks.h, work::kChunked: one block, before the launch's waits), copied by the kernel
-// into shared memory (`head`, `words`: indexing the launch's parameters by a value this loop
-// computes would put the whole parameter block in local memory, a 4 KiB stack frame every launch
-// paid for, about 1 us per hop). Thread 0 polls, round-robin, each message that is not done: a
-// receive first for its own header (then it stores its go, or its abandon word), then for its
-// peer's word (a send also learns there that its receiver dropped the message), and picks one
-// whose next chunk may move; the block's threads move it; thread 0
-// hands it over with a release store, which the barrier before it makes cover every thread's
-// stores. So no message of the list waits for another (an exchange's send and receive, a
-// ping-pong's). Out of line, with the launch header's few fields by value, so the kernel's own
-// path keeps its registers. False when the watchdog (or a fault of the context) ended a wait.
+// (message_chunks.h, work::kChunked: before the launch's waits), copied by the kernel into shared
+// memory (`head`, `words`: indexing the launch's parameters by a value this loop computes would put
+// the whole parameter block in local memory, a 4 KiB stack frame every launch paid for, about 1 us
+// per hop). Block b moves lane b of every message that has one, then lane b + gridDim.x, ... (a
+// launch has a block per lane where the GPU's share allows): per lane, its thread 0 polls, round-robin, each message that is not done: a receive first for its own
+// header (then it stores its lane's go, or abandon word), then for its peer's lane word (a send
+// also learns there that its receiver dropped the message), and picks one whose next share may
+// move; the block's threads move it; thread 0 hands it over with a release store, which the barrier
+// before it makes cover every thread's stores. So no message of the list waits for another (an
+// exchange's send and receive, a ping-pong's), nor a lane for another lane. Out of line, with the
+// launch header's few fields by value, so the kernel's own path keeps its registers. False when
+// the watchdog (or a fault of the context) ended a wait.
 struct ChunkLaunch {
   uint64_t watchdog_ns, mailbox_addr, fault_addr;
   uint32_t window_id, taken;
   bool captured;
 };
-__device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int count, ChunkLaunch l) {
+__device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int count, ChunkLaunch l, uint32_t lane) {
   using namespace mpix::work;
   __shared__ ChunkState state[kItemsPerLaunch / 2];
   __shared__ uint8_t phase[kItemsPerLaunch / 2];  // 0: its header awaited, 1: moving, 2: done
@@ -209,7 +210,7 @@ __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int
     for (int m = 0; m < count; ++m) {
       const bool out = head[m].kind == kChunksOut;
       if (out) state[m] = chunk_start(head[m], words[m]);
-      phase[m] = out ? 1 : 0;
+      phase[m] = lane >= words[m].dtype ? 2 : out ? 1 : 0;
     }
   __syncthreads();
   uint64_t start = l.watchdog_ns ? mpix_clock_ns() : 0;
@@ -223,7 +224,7 @@ __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int
       for (int n = 0; n < count && pick < 0; ++n) {
         const int m = (at + n) % count;
         if (phase[m] == 2) continue;
-        auto *peer_word = reinterpret_cast<uint64_t *>(words[m].b);
+        auto *peer_word = reinterpret_cast<uint64_t *>(lane_word(words[m].b, lane));
         if (phase[m] == 0) {
           want = chunk_full_value(head[m], words[m]);
           if ((seen = mpix_load_acquire_sys(chunk_full_word(words[m]))) < want) {
@@ -239,7 +240,7 @@ __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int
           mpix_store_release_sys(peer_word, chunks_go(state[m]));
           phase[m] = 1;
         }
-        seen = mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(words[m].a));
+        seen = mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(lane_word(words[m].a, lane)));
         if (chunk_ready(state[m], seen)) {
           pick = m;
         } else if (head[m].kind == kChunksOut &&
@@ -265,11 +266,11 @@ __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int
     if (m == -2) return true;
     if (m == -3) return false;
     if (m >= 0) {
-      const ChunkMove c = chunk_move(head[m], words[m], state[m]);
+      const ChunkMove c = chunk_move(head[m], words[m], state[m], lane);
       copy_bytes(c.dst, c.src, c.bytes, threadIdx.x, blockDim.x);
       __syncthreads();
       if (threadIdx.x == 0) {
-        mpix_store_release_sys(reinterpret_cast<uint64_t *>(words[m].b), c.signal);
+        mpix_store_release_sys(reinterpret_cast<uint64_t *>(lane_word(words[m].b, lane)), c.signal);
         if (++state[m].next == state[m].total) phase[m] = 2;
         at = m + 1;
         if (l.watchdog_ns) start = mpix_clock_ns();
@@ -298,7 +299,13 @@ __device__ bool move_chunks(const Params &p, int first, int end) {
   const ChunkLaunch l{p.h.watchdog_ns, p.h.mailbox_addr,
                       p.h.watchdog_ns ? fault_addr_of(p.h.mailbox_addr, p.h.window_key) : 0, p.h.window_id, p.h.taken,
                       (p.h.bits & mpix::work::kCheckAlive) != 0};
-  return run_chunks(head, words, count, l);
+  // Lanes in rising order on every rank: the lowest lane not done anywhere is moving everywhere, so
+  // a block of several lanes never waits for one its peer moves after it.
+  uint32_t lanes = 0;
+  for (int m = 0; m < count; ++m) lanes = max(lanes, static_cast<uint32_t>(words[m].dtype));
+  for (uint32_t lane = blockIdx.x; lane < lanes; lane += gridDim.x)
+    if (!run_chunks(head, words, count, l, lane)) return false;
+  return true;
 }
 
 template <typename T, typename Bits>

@@ -1,7 +1,9 @@
 // Two-sided messages larger than a mailbox (doc/design.md, Two-sided messages), shared by the host
 // executor and the epoch kernel. The send list stores the header (the length) and the "full" word
 // as for any message, but no data; the data follows through the same mailbox in chunks of half
-// its data area, alternating halves, each handed over by a pair of words per mailbox:
+// its data area, alternating halves. A chunk is cut into `lanes` equal shares, each moved on its
+// own (on GPUs a thread block per lane, so the whole grid copies and no lane waits for another's
+// handover), lane g's share of every chunk handed over by lane g's pair of words per mailbox:
 //   - the receiver stores its "go" word (in the sender's flags): round << 32 | c, c = the chunks
 //     the sender may have written so far: 2 when its stream reaches the message, k + 3 once it
 //     copied chunk k out. A receive that cannot take the message (too long for its buffer) stores
@@ -22,6 +24,23 @@
 namespace mpix::work {
 
 constexpr uint32_t kChunksAbandoned = 0xFFFFFFFFu;
+
+// Lanes: at most kMaxChunkLanes, each share at least kMinLaneBytes (a handover per share costs a
+// flag round trip). Lane g's words lie g * kLaneStride bytes after lane 0's (src/p2p/layout.h).
+constexpr uint32_t kMaxChunkLanes = 16;
+constexpr uint64_t kMinLaneBytes = 4096;
+constexpr uint64_t kLaneStride = 1024;
+// The lanes of a chunk of `half` bytes, given the most allowed (MPIX_ST_P2P_LANES): a power of two,
+// so the shares of a chunk (a multiple of 512 bytes) stay whole 32-byte multiples.
+MPIX_HOST_DEVICE inline uint32_t chunk_lanes(uint64_t half, uint32_t most) {
+  uint32_t lanes = 1;
+  while (lanes * 2 <= most && lanes * 2 <= kMaxChunkLanes && half / (lanes * 2) >= kMinLaneBytes &&
+         half % (lanes * 2) == 0)
+    lanes *= 2;
+  return lanes;
+}
+// Lane `lane`'s copy of a chunks word.
+MPIX_HOST_DEVICE inline uint64_t lane_word(uint64_t word, uint32_t lane) { return word + lane * kLaneStride; }
 constexpr uint64_t kChunkLengthBefore = 40;  // the header's length word lies this far before the data (src/p2p/layout.h)
 
 // A receive's "full" word lies this many bytes before its chunk word, and a send's "free" word as
@@ -90,12 +109,15 @@ struct ChunkMove {
   char *dst;
   const char *src;
   uint64_t bytes;
-  uint64_t signal;  // stored into the peer's word after the move
+  uint64_t signal;  // stored into the peer's word (lane_word) after the move
 };
-MPIX_HOST_DEVICE inline ChunkMove chunk_move(const Item &head, const Item &words, const ChunkState &s) {
-  const uint64_t half = static_cast<uint32_t>(words.peer), k = s.next, at = k * half;
-  const uint64_t bytes = s.length - at < half ? s.length - at : half;
-  char *slot = reinterpret_cast<char *>(head.b) + (k & 1) * half;
+// Lane `lane`'s share of chunk s.next (the words item's dtype is the lanes; a share past the
+// message's end moves nothing, and is handed over all the same).
+MPIX_HOST_DEVICE inline ChunkMove chunk_move(const Item &head, const Item &words, const ChunkState &s, uint32_t lane) {
+  const uint64_t half = static_cast<uint32_t>(words.peer), share = half / words.dtype, k = s.next;
+  const uint64_t at = k * half + lane * share;
+  const uint64_t bytes = at >= s.length ? 0 : s.length - at < share ? s.length - at : share;
+  char *slot = reinterpret_cast<char *>(head.b) + (k & 1) * half + lane * share;
   char *buf = reinterpret_cast<char *>(head.a) + at;
   if (head.kind == kChunksOut) return {slot, buf, bytes, s.base | (k + 1)};
   return {buf, slot, bytes, s.base | (k + 3)};

@@ -58,8 +58,9 @@ enum ItemKind : uint8_t {
   kChunksOut = 17,   // a send's chunks: a = source, b = the mailbox's data, bytes = the length
   kChunksIn = 18,    // a receive's (of a buffer longer than the mailbox): a = destination, b = the mailbox's data,
                      // bytes = the buffer's size
-  kChunkWords = 19,  // its companion: a = the word waited on, b = the peer's word stored, bytes =
-                     // the message's round (kCursor: the cursor's address), peer = the chunk size
+  kChunkWords = 19,  // its companion: a = the word waited on, b = the peer's word stored (lane 0's), bytes =
+                     // the message's round (kCursor: the cursor's address), peer = the chunk size,
+                     // dtype = the lanes a chunk is cut into
 };
 inline constexpr bool has_companion(uint8_t kind) {
   return kind == kCopyPairs || kind == kAccumulatePairs || kind == kPutLines || kind == kWaitLines ||
@@ -68,7 +69,7 @@ inline constexpr bool has_companion(uint8_t kind) {
 inline constexpr bool is_companion(uint8_t kind) {
   return kind == kPairList || kind == kLineTag || kind == kLineArea || kind == kChunkWords;
 }
-// A list holding a chunks item runs as one block, and moves chunks before its waits
+// A list holding a chunks item runs a block per lane at least, and moves chunks before its waits
 // (LaunchBits::kChunked): every message of it then makes progress on its own.
 inline constexpr bool is_chunks_head(uint8_t kind) { return kind == kChunksOut || kind == kChunksIn; }
 
@@ -212,9 +213,9 @@ enum LaunchBits : uint16_t {
   // is coherent where those kernels' stores landed (this device's L2, or the network's target),
   // so a release would order nothing and cost a system fence.
   kNoData = 8,
-  // The launch moves chunks of two-sided messages longer than a mailbox (message_chunks.h): one
-  // block, whose chunk loop runs before the waits, each long receive waiting there for its own
-  // message, so that no message of the list waits for another's.
+  // The launch moves chunks of two-sided messages longer than a mailbox (message_chunks.h): a
+  // block per lane, whose chunk loops run before the waits, each long receive waiting there for
+  // its own message, so that no message of the list waits for another's.
   kChunked = 16,
 };
 

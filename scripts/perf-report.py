@@ -447,6 +447,7 @@ def rma_section(runs):
 P2P_WAYS = ("enqueue", "queue", "host_mpi", "rma_stream", "nccl")  # the ways of a row, in this order
 P2P_RATIOS = (("enqueue", "rma_stream"), ("queue", "rma_stream"))  # the chart's bars, then its line
 P2P_NCCL_RATIO = ("rma_stream", "nccl")  # a further column of every table, where NCCL ran
+P2P_QUEUE_NCCL_RATIO = ("queue", "nccl")  # and of the replayed and bandwidth tables
 # The row lists a p2p_bench file may hold beside round_trip_us: key, unit, the lead of its table.
 P2P_MORE = (
     ("replayed_round_trip_us", "us",
@@ -495,19 +496,20 @@ def p2p_table(entries, key, unit, ratios):
     """The rows of `key` of every file by size (and round), the ratio columns where both ways have numbers,
     then a column per way that has a number somewhere."""
     rounds = any("round" in e for e, _ in entries)
+    settings = any(e.get("env") for e, _ in entries)  # files run with different settings: a column
     ways = [w for w in P2P_WAYS if any(p2p_value(r, w) is not None for _, d in entries for r in d.get(key, []))]
     pairs = [(a, b) for a, b in ratios if a in ways and b in ways]
     found = []
     for e, d in entries:
         for r in d.get(key, []):
-            found.append((r["bytes"], e.get("round", 1), e["file"], r))
-    found.sort(key=lambda x: x[:3])
+            found.append((r["bytes"], env_text(e), e.get("round", 1), e["file"], r))
+    found.sort(key=lambda x: x[:4])
     rows = []
-    for size, rnd, name, r in found:
-        rows.append([size_text(size)] + ([str(rnd)] if rounds else []) +
+    for size, env, rnd, name, r in found:
+        rows.append([size_text(size)] + ([env or "defaults"] if settings else []) + ([str(rnd)] if rounds else []) +
                     [rat(ratio(p2p_value(r, a), p2p_value(r, b))) for a, b in pairs] + [p2p_cell(r, w) for w in ways])
-    return table(["bytes"] + (["round"] if rounds else []) + ["{}/{}".format(a, b) for a, b in pairs] +
-                 ["{} {}".format(w, unit) for w in ways], rows) + [""]
+    return table(["bytes"] + (["settings"] if settings else []) + (["round"] if rounds else []) +
+                 ["{}/{}".format(a, b) for a, b in pairs] + ["{} {}".format(w, unit) for w in ways], rows) + [""]
 
 
 def p2p_absent(entries, key):
@@ -541,7 +543,7 @@ def p2p_section(runs):
             out += [lead + ("".join(" {}.".format(c) for c in p2p_configs(fresh))) +
                     (" No column: {} ({}).".format(", ".join(absent), p2p_reasons(block, key, absent))
                      if absent else ""), ""]
-            out += p2p_table(block, key, unit, (P2P_NCCL_RATIO,))
+            out += p2p_table(block, key, unit, (P2P_QUEUE_NCCL_RATIO, P2P_NCCL_RATIO))
         host = [(e, d) for e, d in entries if d.get("host_time_us")]
         if host:
             out += p2p_host_time(host)

@@ -21,6 +21,7 @@ namespace {
 struct Record {
   gpu::RegionHandle areas, flags;
   uint64_t slot_bytes;
+  uint32_t chunk_lanes;
   int32_t pid;
   int32_t ok;  // this rank made and exported its memory
   topo::Locality where;
@@ -101,6 +102,8 @@ core::Result build(Context &c, MPI_Comm comm) {
   PMPI_Comm_size(comm, &c.size);
   Record mine{};
   mine.slot_bytes = slot_bytes_setting(be);
+  mine.chunk_lanes = work::chunk_lanes(mine.slot_bytes / 2,
+                                       static_cast<uint32_t>(settings::number(settings::Id::MPIX_ST_P2P_LANES)));
   mine.pid = static_cast<int32_t>(getpid());
   mine.where = topo::locate(comm, core::config().vnode_size);
   // Every rank learns the others' places first: the memory is per node-local sender.
@@ -116,23 +119,25 @@ core::Result build(Context &c, MPI_Comm comm) {
     why = "mailbox allocation (" + std::to_string(area * c.nlocal) + " bytes): " + be.last_error();
   } else {
     c.areas = static_cast<char *>(areas);
-    if (be.allocate_flags(flag_words(c.nlocal) * sizeof(uint64_t), &flags)) {
+    if (be.allocate_flags(kLocalFlags.words(c.nlocal) * sizeof(uint64_t), &flags)) {
       why = "flag allocation: " + be.last_error();
     } else {
       c.flags = static_cast<uint64_t *>(flags);
       if (be.export_region(c.areas, area * c.nlocal, &mine.areas) ||
-          be.export_region(c.flags, flag_words(c.nlocal) * sizeof(uint64_t), &mine.flags))
+          be.export_region(c.flags, kLocalFlags.words(c.nlocal) * sizeof(uint64_t), &mine.flags))
         why = "sharing the mailbox memory: " + be.last_error();
     }
   }
   mine.ok = why.empty();
   std::vector<Record> all(c.size);
   PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
-  int failed_rank = -1, other_slot = -1;
+  int failed_rank = -1, other_slot = -1, other_lanes = -1;
   c.slot_bytes = mine.slot_bytes;
+  c.chunk_lanes = mine.chunk_lanes;
   for (int q = 0; q < c.size; ++q) {
     if (!all[q].ok && failed_rank < 0) failed_rank = q;
     if (all[q].slot_bytes != mine.slot_bytes && other_slot < 0) other_slot = q;
+    if (all[q].chunk_lanes != mine.chunk_lanes && other_lanes < 0) other_lanes = q;
   }
   if (failed_rank >= 0)
     return core::fail(core::resource_error_class(),
@@ -142,6 +147,10 @@ core::Result build(Context &c, MPI_Comm comm) {
     return core::fail(MPI_ERR_OTHER, "rank " + std::to_string(other_slot) + "'s mailboxes hold " +
                                          std::to_string(all[other_slot].slot_bytes) + " bytes, this rank's " +
                                          std::to_string(mine.slot_bytes) + " (ranks on different backends?)");
+  if (other_lanes >= 0)
+    return core::fail(MPI_ERR_OTHER, "rank " + std::to_string(other_lanes) + " moves long messages in " +
+                                         std::to_string(all[other_lanes].chunk_lanes) + " lanes, this rank in " +
+                                         std::to_string(mine.chunk_lanes) + " (MPIX_ST_P2P_LANES differs)");
   c.peer_areas.assign(c.nlocal, nullptr);
   c.peer_flags.assign(c.nlocal, nullptr);
   for (int q = 0; q < c.size && why.empty(); ++q) {
@@ -191,17 +200,17 @@ char *Context::mailbox_out(int peer, int box) const {
 char *Context::mailbox_in(int peer, int box) const {
   return areas + (static_cast<uint64_t>(local[peer]) * kBoxes + box) * mailbox_stride(slot_bytes);
 }
-uint64_t *Context::full_out(int peer, int box) const { return peer_flags[local[peer]] + full_word(local[rank], box); }
-uint64_t *Context::full_in(int peer, int box) const { return flags + full_word(local[peer], box); }
-uint64_t *Context::free_out(int peer, int box) const { return flags + free_word(local[peer], box); }
-uint64_t *Context::free_in(int peer, int box) const { return peer_flags[local[peer]] + free_word(local[rank], box); }
-uint64_t *Context::chunk_in(int peer, int box) const { return flags + chunk_word(local[peer], box); }
-uint64_t *Context::chunk_out(int peer, int box) const { return peer_flags[local[peer]] + chunk_word(local[rank], box); }
-uint64_t *Context::go_out(int peer, int box) const { return flags + go_word(local[peer], box); }
-uint64_t *Context::go_in(int peer, int box) const { return peer_flags[local[peer]] + go_word(local[rank], box); }
-uint64_t *Context::sent_cursor(int peer, int box) const { return flags + sent_cursor_word(nlocal, local[peer], box); }
+uint64_t *Context::full_out(int peer, int box) const { return peer_flags[local[peer]] + kLocalFlags.full(local[rank], box); }
+uint64_t *Context::full_in(int peer, int box) const { return flags + kLocalFlags.full(local[peer], box); }
+uint64_t *Context::free_out(int peer, int box) const { return flags + kLocalFlags.free(local[peer], box); }
+uint64_t *Context::free_in(int peer, int box) const { return peer_flags[local[peer]] + kLocalFlags.free(local[rank], box); }
+uint64_t *Context::chunk_in(int peer, int box) const { return flags + kLocalFlags.chunk(local[peer], box); }
+uint64_t *Context::chunk_out(int peer, int box) const { return peer_flags[local[peer]] + kLocalFlags.chunk(local[rank], box); }
+uint64_t *Context::go_out(int peer, int box) const { return flags + kLocalFlags.go(local[peer], box); }
+uint64_t *Context::go_in(int peer, int box) const { return peer_flags[local[peer]] + kLocalFlags.go(local[rank], box); }
+uint64_t *Context::sent_cursor(int peer, int box) const { return flags + kLocalFlags.sent_cursor(nlocal, local[peer], box); }
 uint64_t *Context::received_cursor(int peer, int box) const {
-  return flags + received_cursor_word(nlocal, local[peer], box);
+  return flags + kLocalFlags.received_cursor(nlocal, local[peer], box);
 }
 
 core::Result context_of(MPI_Comm comm, bool capturing, std::shared_ptr<Context> *out) {

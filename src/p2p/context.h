@@ -28,6 +28,7 @@ struct Context {
   uint32_t id = 0;  // named in watchdog reports
   int rank = 0, size = 0;
   uint64_t slot_bytes = 0;  // data bytes of a mailbox, alike on every node-local rank
+  uint32_t chunk_lanes = 1; // lanes of a long message's chunks (kernels/message_chunks.h), alike too
   // local[q]: rank q's index among the node-local ranks of the communicator, -1 on another node.
   std::vector<int> local;
   int nlocal = 0;

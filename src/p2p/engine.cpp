@@ -154,10 +154,10 @@ Route route_of(const Op &op, int box) {
                            c.chunk_in(p, box), c.go_in(p, box)};
   const net::Remote &r = *c.remote;
   const int j = r.index[p];
-  return op.send ? Route{r.staging_out(p, box), r.word(free_word(j, box)), nullptr,
-                         r.word(sent_cursor_word(r.nremote, j, box)), true}
-                 : Route{r.mailbox_in(p, box), r.word(full_word(j, box)), nullptr,
-                         r.word(received_cursor_word(r.nremote, j, box)), true};
+  return op.send ? Route{r.staging_out(p, box), r.word(kRemoteFlags.free(j, box)), nullptr,
+                         r.word(kRemoteFlags.sent_cursor(r.nremote, j, box)), true}
+                 : Route{r.mailbox_in(p, box), r.word(kRemoteFlags.full(j, box)), nullptr,
+                         r.word(kRemoteFlags.received_cursor(r.nremote, j, box)), true};
 }
 
 // A send's items: the mailbox's previous round taken, the data and header in, "full" stored.
@@ -194,6 +194,7 @@ void chunk_items(std::vector<work::Item> &ops, const Op &op, const Route &rt) {
   words.a = reinterpret_cast<uint64_t>(rt.chunk_wait);
   words.b = reinterpret_cast<uint64_t>(rt.chunk_signal);
   words.peer = static_cast<int32_t>(c.slot_bytes / 2);
+  words.dtype = static_cast<uint8_t>(c.chunk_lanes);
   if (c.cursors_counted) {
     words.bytes = box_round(op.use);
   } else {

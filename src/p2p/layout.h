@@ -44,28 +44,32 @@ inline int box_index(int channel, uint64_t use) {
 inline uint64_t box_round(uint64_t use) { return use / kMailboxes; }
 inline int channel_of(int tag) { return tag % kChannels; }
 
-// Flag words of a rank, per node-local peer j (its index among the node-local ranks): kBoxes
-// "full" words (messages from j landed in this rank's area for j, stored by j), kBoxes "free"
-// words (messages of this rank to j that j has taken, added to by j), then the words of messages
-// larger than a mailbox (kernels/message_chunks.h): kBoxes "chunk" words (chunks from j in, stored
-// by j) and kBoxes "go" words (chunks to j that j allows, stored by j). After those of every peer,
-// the rank's own cursors, which only its streams touch: per peer j, the rounds of each mailbox its
-// streams sent through, then those they received from (work::kCursor). A message's round is its
-// mailbox's cursor when its list runs, so a list captured into a graph is the next round of its
-// mailboxes at every replay.
-constexpr uint64_t kPeerWords = 4 * kBoxes;
-inline uint64_t full_word(int j, int box) { return static_cast<uint64_t>(j) * kPeerWords + box; }
-inline uint64_t free_word(int j, int box) { return static_cast<uint64_t>(j) * kPeerWords + kBoxes + box; }
-inline uint64_t chunk_word(int j, int box) { return static_cast<uint64_t>(j) * kPeerWords + 2 * kBoxes + box; }
-inline uint64_t go_word(int j, int box) { return static_cast<uint64_t>(j) * kPeerWords + 3 * kBoxes + box; }
-inline uint64_t sent_cursor_word(int local_ranks, int j, int box) {
-  return static_cast<uint64_t>(local_ranks) * kPeerWords + static_cast<uint64_t>(j) * 2 * kBoxes + box;
-}
-inline uint64_t received_cursor_word(int local_ranks, int j, int box) {
-  return sent_cursor_word(local_ranks, j, box) + kBoxes;
-}
+// Flag words of a rank, per peer j (its index among the node-local ranks, or among those on other
+// nodes): kBoxes "full" words (messages from j landed in this rank's area for j, stored by j),
+// kBoxes "free" words (messages of this rank to j that j has taken, added to by j), then, for
+// node-local peers only, per lane of messages larger than a mailbox (kernels/message_chunks.h)
+// kBoxes "chunk" words (chunks from j in, stored by j) and kBoxes "go" words (chunks to j that j
+// allows, stored by j). After those of every peer, the rank's own cursors, which only its streams
+// touch: per peer j, the rounds of each mailbox its streams sent through, then those they received
+// from (work::kCursor). A message's round is its mailbox's cursor when its list runs, so a list
+// captured into a graph is the next round of its mailboxes at every replay.
+struct FlagLayout {
+  uint64_t peer_words;
+  uint64_t full(int j, int box) const { return static_cast<uint64_t>(j) * peer_words + box; }
+  uint64_t free(int j, int box) const { return full(j, box) + kBoxes; }
+  // Lane 0's; lane g's lie g * 2 * kBoxes words further (work::lane_word).
+  uint64_t chunk(int j, int box) const { return full(j, box) + 2 * kBoxes; }
+  uint64_t go(int j, int box) const { return full(j, box) + 3 * kBoxes; }
+  uint64_t sent_cursor(int peers, int j, int box) const {
+    return static_cast<uint64_t>(peers) * peer_words + static_cast<uint64_t>(j) * 2 * kBoxes + box;
+  }
+  uint64_t received_cursor(int peers, int j, int box) const { return sent_cursor(peers, j, box) + kBoxes; }
+  uint64_t words(int peers) const { return static_cast<uint64_t>(peers) * (peer_words + 2 * kBoxes); }
+};
+constexpr FlagLayout kLocalFlags{(2 + 2 * work::kMaxChunkLanes) * kBoxes};
+constexpr FlagLayout kRemoteFlags{2 * kBoxes};  // peers on other nodes: no long messages
+static_assert((2 * kBoxes) * sizeof(uint64_t) == work::kLaneStride, "a lane's words follow the lane before");
 static_assert((2 * kBoxes) * sizeof(uint64_t) == work::kFullWordBefore, "chunks items find the full word");
-inline uint64_t flag_words(int local_ranks) { return static_cast<uint64_t>(local_ranks) * (kPeerWords + 2 * kBoxes); }
 
 // The identity a header carries: the tag and the number of the message among those of its source
 // and tag, which the receiver checks when the message completes on the host.

@@ -100,7 +100,7 @@ Result attach(Context &c, const std::vector<topo::Locality> &where) {
   ofi::Fabric *f = &internode::fabric();
   gpu::Backend &be = gpu::backend();
   r->area_bytes = area_bytes(c.slot_bytes);
-  const uint64_t bytes = r->area_bytes * r->nremote, flag_bytes = flag_words(r->nremote) * sizeof(uint64_t);
+  const uint64_t bytes = r->area_bytes * r->nremote, flag_bytes = kRemoteFlags.words(r->nremote) * sizeof(uint64_t);
   if (why.empty() && (be.allocate_host_mapped(bytes, &r->areas) || be.allocate_host_mapped(bytes, &r->staging) ||
                       be.allocate_host_mapped(flag_bytes, &r->flags)))
     why = "mailbox memory for peers on other nodes (" + std::to_string(2 * bytes) + " bytes): " + be.last_error();
@@ -220,7 +220,7 @@ Result post_send(const Op &op, Queue &q) {
       return internode::transport_failure("posting a message's triggered put");
     ++b.ops_posted;
   }
-  if (f.triggered_atomic_add_u64(1, r.world[op.peer], r.peer_flags[ri], flag_offset(full_word(mine, box)),
+  if (f.triggered_atomic_add_u64(1, r.world[op.peer], r.peer_flags[ri], flag_offset(kRemoteFlags.full(mine, box)),
                                  ofi::Trigger{b.op_done, b.ops_posted, b.signal_done}))
     return internode::transport_failure("posting a message's triggered signal");
   ++b.signals_posted;
@@ -234,7 +234,7 @@ Result post_receive(const Op &op, Queue &q) {
   ofi::Fabric &f = internode::fabric();
   const int box = box_index(op.channel, op.use), ri = r.index[op.peer], mine = r.my_index[op.peer];
   if (Result e = internode::reserve(1, b.signal_done, b.signals_posted + 1)) return e;
-  if (f.triggered_atomic_add_u64(1, r.world[op.peer], r.peer_flags[ri], flag_offset(free_word(mine, box)),
+  if (f.triggered_atomic_add_u64(1, r.world[op.peer], r.peer_flags[ri], flag_offset(kRemoteFlags.free(mine, box)),
                                  ofi::Trigger{b.trigger, b.rings + 1, b.signal_done}))
     return internode::transport_failure("posting a receive's triggered signal");
   ++b.signals_posted;

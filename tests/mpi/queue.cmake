@@ -8,10 +8,13 @@ mpix_mpi_runs(queue_basic SUFFIX slot_kib NP 2 GPU_NP 2 ARGS --slot-kib=64 ENV M
 # Messages longer than a mailbox, in chunks through it: exchanges (sends started before receives),
 # long and mailbox-sized messages on one channel, shorter and longer than the receive (truncation
 # with nothing written, the channel intact after it), to itself, blocking and host-completed sends,
-# derived types of several pieces refused; with the default mailbox and with 1 KiB ones.
+# derived types of several pieces refused; with the default mailbox (2 lanes on the host backend,
+# 16 on GPUs), with 1 KiB ones (one lane), with 64 KiB ones (8 lanes), and in one lane.
 mpix_mpi_program(queue_large)
 mpix_mpi_runs(queue_large NP 2 3)
 mpix_mpi_runs(queue_large SUFFIX slot1 NP 2 4 GPU_NP 2 ENV MPIX_ST_P2P_SLOT_KIB=1)
+mpix_mpi_runs(queue_large SUFFIX lanes8 NP 2 ENV MPIX_ST_P2P_SLOT_KIB=64)
+mpix_mpi_runs(queue_large SUFFIX lanes1 NP 2 GPU_NP 2 ENV MPIX_ST_P2P_LANES=1)
 # MPICH's spelling on a stream communicator: halo exchange (Isend/Irecv/Waitall_enqueue, stream
 # operations counted), blocking calls with stream-filled statuses and truncation reported by the next
 # call, MPIX_Wait_enqueue, MPI_Wait/Waitany/Waitsome/Testall on the host.

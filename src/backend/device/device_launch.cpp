@@ -207,6 +207,7 @@ int DeviceBackend::for_each_launch(const WorkList &list, const ListKeys &keys, u
     size_t n = 0;
     uint64_t bytes = 0, runs = 0;
     bool chunked = false;
+    uint32_t lanes = 1;  // of the launch's long messages (epoch_kernel.cu, run_chunks)
     const bool after_trailing_waits = part >= second_phase;
     for (; part < nparts; ++part, index = 0) {
       if (part == second_phase && !after_trailing_waits) break;  // trailing ops: a launch of their own
@@ -221,8 +222,11 @@ int DeviceBackend::for_each_launch(const WorkList &list, const ListKeys &keys, u
         const bool data = slot == 2 || slot == 6;  // ops, trailing ops: both spread over the grid
         if (data && kind != work::kStore2 && !work::is_companion(kind) && !work::is_chunks_head(kind))
           bytes += v[index].bytes;
-        // A message that may move in chunks: its block moves them as its peer allows (epoch_kernel.cu).
-        if (work::is_chunks_head(kind)) chunked = true;
+        // A message that may move in chunks: a block per lane moves them as its peer allows.
+        if (work::is_chunks_head(kind)) {
+          chunked = true;
+          if (index + 1 < v.size()) lanes = std::max<uint32_t>(lanes, v[index + 1].dtype);
+        }
         if (kind == work::kPairList) runs += v[index].b;
         ++*counts[slot];
       }
@@ -241,7 +245,9 @@ int DeviceBackend::for_each_launch(const WorkList &list, const ListKeys &keys, u
     // walks every item, so blocks beyond the work cost instructions (doc/guide/datatypes.md).
     const uint64_t want = std::max({bytes / bytes_per_block_, runs / pairs_per_block_,
                                     std::min<uint64_t>(spread_blocks_, bytes / kSpreadBlockBytes)});
-    int blocks = one_block || chunked ? 1 : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, want)));
+    int blocks = one_block ? 1 : static_cast<int>(std::min<uint64_t>(max_blocks_, std::max<uint64_t>(1, want)));
+    // A block per lane, within the GPU's share of this rank (a block takes several lanes in turn).
+    if (chunked) blocks = std::max(blocks, std::min(max_blocks_, static_cast<int>(lanes)));
     // The last of the blocks resets its ticket, so a replay of a captured launch finds it at 0.
     // Trailing ops take a second ticket, the word after the first.
     if (blocks > 1 && p.h.nsignal + p.h.ntrail + p.h.ntrailop + p.h.ncount > 0) {

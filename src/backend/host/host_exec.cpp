@@ -270,13 +270,15 @@ bool moves_chunks(const std::vector<Item> &ops) {
   return false;
 }
 
-// The chunks items of a list that moves chunks, before its waits (work::kChunked): every message
-// moves a chunk as soon as its peer allows (a receive once its own header is in), so that no
-// message of the list waits for another (an exchange's send and receive, a ping-pong's). False
-// when the watchdog (or `watch`) ended a wait: *report says which.
+// The chunks items of a list that moves chunks, before its waits (work::kChunked): every lane of
+// every message moves its share of a chunk as soon as its peer's lane allows (a receive's once its
+// own header is in), so that no message of the list waits for another (an exchange's send and
+// receive, a ping-pong's), as the kernel's blocks do. False when the watchdog (or `watch`) ended a
+// wait: *report says which.
 bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogReport *report, FaultWatch *watch) {
   struct Moving {
     const Item *head, *words;
+    uint32_t lane;
     work::ChunkState s;
     bool started;  // the header is in (a send's always is): the state is known
     bool done;
@@ -284,12 +286,13 @@ bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogRepo
   std::vector<Moving> moving;
   for (size_t i = 0; i + 1 < ops.size(); ++i)
     if (work::is_chunks_head(ops[i].kind))
-      moving.push_back({&ops[i], &ops[i + 1], {}, false, false});
+      for (uint32_t lane = 0; lane < ops[i + 1].dtype; ++lane) moving.push_back({&ops[i], &ops[i + 1], lane, {}, false, false});
   size_t left = moving.size();
   const Moving *stuck = nullptr;
   uint64_t want = 0;
-  auto store = [](const Item &words, uint64_t v) {
-    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(words.b)).store(v, std::memory_order_release);
+  auto store = [](const Moving &m, uint64_t v) {
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(work::lane_word(m.words->b, m.lane)))
+        .store(v, std::memory_order_release);
   };
   const bool moved = wait_until(
       [&] {
@@ -305,15 +308,15 @@ bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogRepo
             }
             m.started = true;
             m.s = work::chunk_start(head, words);
-            if (work::chunks_abandon(head, m.s)) store(words, work::chunks_abandoned(m.s));
+            if (work::chunks_abandon(head, m.s)) store(m, work::chunks_abandoned(m.s));
             if (!work::chunks_progress(m.s)) {
               m.done = true, --left;
               continue;
             }
-            if (head.kind == work::kChunksIn) store(words, work::chunks_go(m.s));
+            if (head.kind == work::kChunksIn) store(m, work::chunks_go(m.s));
           }
           while (!m.done) {
-            const uint64_t seen = load_acquire(words.a);
+            const uint64_t seen = load_acquire(work::lane_word(words.a, m.lane));
             if (!work::chunk_ready(m.s, seen)) {
               const bool dropped =
                   head.kind == work::kChunksOut &&
@@ -322,9 +325,9 @@ bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogRepo
               else stuck = &m, want = work::chunk_want(m.s);
               break;
             }
-            const work::ChunkMove c = work::chunk_move(head, words, m.s);
-            std::memcpy(c.dst, c.src, c.bytes);
-            store(words, c.signal);
+            const work::ChunkMove c = work::chunk_move(head, words, m.s, m.lane);
+            if (c.bytes) std::memcpy(c.dst, c.src, c.bytes);  // a share past the end: a handover only
+            store(m, c.signal);
             if (++m.s.next == m.s.total) m.done = true, --left;
           }
         }
@@ -332,10 +335,9 @@ bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogRepo
       },
       list.watchdog_ns, watch);
   if (!moved && stuck) {
-    const uint64_t *word = stuck->started ? reinterpret_cast<const uint64_t *>(stuck->words->a)
-                                          : work::chunk_full_word(*stuck->words);
-    *report = WatchdogReport{list.window_id, stuck->head->peer, stuck->head->dtype, want,
-                             load_acquire(reinterpret_cast<uint64_t>(word))};
+    const uint64_t word = stuck->started ? work::lane_word(stuck->words->a, stuck->lane)
+                                         : reinterpret_cast<uint64_t>(work::chunk_full_word(*stuck->words));
+    *report = WatchdogReport{list.window_id, stuck->head->peer, stuck->head->dtype, want, load_acquire(word)};
     report->after_fault = watch && watch->ended;
   }
   return moved;
