@@ -15,6 +15,11 @@ mpix_mpi_runs(queue_large NP 2 3)
 mpix_mpi_runs(queue_large SUFFIX slot1 NP 2 4 GPU_NP 2 ENV MPIX_ST_P2P_SLOT_KIB=1)
 mpix_mpi_runs(queue_large SUFFIX lanes8 NP 2 ENV MPIX_ST_P2P_SLOT_KIB=64)
 mpix_mpi_runs(queue_large SUFFIX lanes1 NP 2 GPU_NP 2 ENV MPIX_ST_P2P_LANES=1)
+# Ranks that disagree on the mailbox size or on the lanes: the first two-sided call fails on every
+# rank, naming what differs (host backend: the check is backend-independent).
+mpix_mpi_program(queue_agreement)
+mpix_mpi_runs(queue_agreement SUFFIX lanes NP 2 NO_GPU ARGS --differ=lanes)
+mpix_mpi_runs(queue_agreement SUFFIX slot NP 2 NO_GPU ARGS --differ=slot)
 # MPICH's spelling on a stream communicator: halo exchange (Isend/Irecv/Waitall_enqueue, stream
 # operations counted), blocking calls with stream-filled statuses and truncation reported by the next
 # call, MPIX_Wait_enqueue, MPI_Wait/Waitany/Waitsome/Testall on the host.
