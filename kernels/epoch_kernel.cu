@@ -188,11 +188,12 @@ __device__ bool wait_flags(const Params &p, int first, int count, const uint64_t
 // memory (`head`, `words`: indexing the launch's parameters by a value this loop computes would put
 // the whole parameter block in local memory, a 4 KiB stack frame every launch paid for, about 1 us
 // per hop). Block b moves lane b of every message that has one, then lane b + gridDim.x, ... (a
-// launch has a block per lane where the GPU's share allows): per lane, its thread 0 polls, round-robin, each message that is not done: a receive first for its own
-// header (then it stores its lane's go, or abandon word), then for its peer's lane word (a send
-// also learns there that its receiver dropped the message), and picks one whose next share may
-// move; the block's threads move it; thread 0 hands it over with a release store, which the barrier
-// before it makes cover every thread's stores. So no message of the list waits for another (an
+// launch has a block per lane where the GPU's share allows). Per lane, its thread 0 polls,
+// round-robin, each message that is not done: a receive first for its own header (then it stores
+// its lane's go, or abandon word), then for its peer's lane word (a send also learns there that
+// its receiver dropped the message), and picks one whose next share may move; the block's threads
+// move it; thread 0 hands it over with a release store, which the barrier before it makes cover
+// every thread's stores. So no message of the list waits for another (an
 // exchange's send and receive, a ping-pong's), nor a lane for another lane. Out of line, with the
 // launch header's few fields by value, so the kernel's own path keeps its registers. False when
 // the watchdog (or a fault of the context) ended a wait.

@@ -113,18 +113,18 @@ core::Result build(Context &c, MPI_Comm comm) {
   for (int q = 0; q < c.size; ++q)
     if (where[q].same_node_as(mine.where)) c.local[q] = c.nlocal++;
   std::string why;
-  const uint64_t area = area_bytes(mine.slot_bytes);
+  const uint64_t area = area_bytes(mine.slot_bytes), flag_bytes = kLocalFlags.words(c.nlocal) * sizeof(uint64_t);
   void *areas = nullptr, *flags = nullptr;
   if (be.allocate_window_memory(area * c.nlocal, &areas)) {
     why = "mailbox allocation (" + std::to_string(area * c.nlocal) + " bytes): " + be.last_error();
   } else {
     c.areas = static_cast<char *>(areas);
-    if (be.allocate_flags(kLocalFlags.words(c.nlocal) * sizeof(uint64_t), &flags)) {
+    if (be.allocate_flags(flag_bytes, &flags)) {
       why = "flag allocation: " + be.last_error();
     } else {
       c.flags = static_cast<uint64_t *>(flags);
       if (be.export_region(c.areas, area * c.nlocal, &mine.areas) ||
-          be.export_region(c.flags, kLocalFlags.words(c.nlocal) * sizeof(uint64_t), &mine.flags))
+          be.export_region(c.flags, flag_bytes, &mine.flags))
         why = "sharing the mailbox memory: " + be.last_error();
     }
   }
@@ -200,15 +200,23 @@ char *Context::mailbox_out(int peer, int box) const {
 char *Context::mailbox_in(int peer, int box) const {
   return areas + (static_cast<uint64_t>(local[peer]) * kBoxes + box) * mailbox_stride(slot_bytes);
 }
-uint64_t *Context::full_out(int peer, int box) const { return peer_flags[local[peer]] + kLocalFlags.full(local[rank], box); }
+uint64_t *Context::full_out(int peer, int box) const {
+  return peer_flags[local[peer]] + kLocalFlags.full(local[rank], box);
+}
 uint64_t *Context::full_in(int peer, int box) const { return flags + kLocalFlags.full(local[peer], box); }
 uint64_t *Context::free_out(int peer, int box) const { return flags + kLocalFlags.free(local[peer], box); }
-uint64_t *Context::free_in(int peer, int box) const { return peer_flags[local[peer]] + kLocalFlags.free(local[rank], box); }
+uint64_t *Context::free_in(int peer, int box) const {
+  return peer_flags[local[peer]] + kLocalFlags.free(local[rank], box);
+}
 uint64_t *Context::chunk_in(int peer, int box) const { return flags + kLocalFlags.chunk(local[peer], box); }
-uint64_t *Context::chunk_out(int peer, int box) const { return peer_flags[local[peer]] + kLocalFlags.chunk(local[rank], box); }
+uint64_t *Context::chunk_out(int peer, int box) const {
+  return peer_flags[local[peer]] + kLocalFlags.chunk(local[rank], box);
+}
 uint64_t *Context::go_out(int peer, int box) const { return flags + kLocalFlags.go(local[peer], box); }
 uint64_t *Context::go_in(int peer, int box) const { return peer_flags[local[peer]] + kLocalFlags.go(local[rank], box); }
-uint64_t *Context::sent_cursor(int peer, int box) const { return flags + kLocalFlags.sent_cursor(nlocal, local[peer], box); }
+uint64_t *Context::sent_cursor(int peer, int box) const {
+  return flags + kLocalFlags.sent_cursor(nlocal, local[peer], box);
+}
 uint64_t *Context::received_cursor(int peer, int box) const {
   return flags + kLocalFlags.received_cursor(nlocal, local[peer], box);
 }

@@ -29,7 +29,10 @@ int main(int argc, char **argv) {
     if (std::strncmp(argv[i], "--differ=", 9) == 0) differ = argv[i] + 9;
   const int rank = launcher_rank();
   // Host backend: 16 KiB mailboxes (2 lanes); GPUs: 1 MiB (16 lanes). Odd ranks change one.
-  if (rank % 2 == 1) setenv(differ == "slot" ? "MPIX_ST_P2P_SLOT_KIB" : "MPIX_ST_P2P_LANES", differ == "slot" ? "32" : "1", 1);
+  if (rank % 2 == 1) {
+    if (differ == "slot") setenv("MPIX_ST_P2P_SLOT_KIB", "32", 1);
+    else setenv("MPIX_ST_P2P_LANES", "1", 1);
+  }
   init(&argc, &argv, "queue_agreement");
   MT_CHECKF(rank >= 0, "the launcher's environment names no rank (PMI_RANK, OMPI_COMM_WORLD_RANK)");
   MT_CHECKF(rank < 0 || rank == g_rank, "the launcher's rank %d is not the MPI rank %d", rank, g_rank);

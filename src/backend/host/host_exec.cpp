@@ -286,7 +286,8 @@ bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogRepo
   std::vector<Moving> moving;
   for (size_t i = 0; i + 1 < ops.size(); ++i)
     if (work::is_chunks_head(ops[i].kind))
-      for (uint32_t lane = 0; lane < ops[i + 1].dtype; ++lane) moving.push_back({&ops[i], &ops[i + 1], lane, {}, false, false});
+      for (uint32_t lane = 0; lane < ops[i + 1].dtype; ++lane)
+        moving.push_back({&ops[i], &ops[i + 1], lane, {}, false, false});
   size_t left = moving.size();
   const Moving *stuck = nullptr;
   uint64_t want = 0;
