@@ -205,7 +205,8 @@ struct ChunkLaunch {
 __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int count, ChunkLaunch l, uint32_t lane) {
   using namespace mpix::work;
   __shared__ ChunkState state[kItemsPerLaunch / 2];
-  __shared__ uint8_t phase[kItemsPerLaunch / 2];  // 0: its header awaited, 1: moving, 2: done
+  __shared__ uint8_t phase[kItemsPerLaunch / 2];  // 0: its header awaited, 1: moving, 2: done, 3: pull it
+  __shared__ const char *pull_from[kItemsPerLaunch / 2];  // phase 3: the send buffer (message_chunks.h)
   __shared__ int pick;
   if (threadIdx.x == 0)
     for (int m = 0; m < count; ++m) {
@@ -238,14 +239,23 @@ __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int
             phase[m] = 2;
             continue;
           }
+          const DirectSource d = chunk_direct_source(head[m], words[m], state[m]);
+          if (d.src && !d.pid) {  // the send buffer is mapped here: read it, no chunks
+            pull_from[m] = d.src;
+            phase[m] = 3;
+            pick = m;
+            break;
+          }
           mpix_store_release_sys(peer_word, chunks_go(state[m]));
           phase[m] = 1;
         }
         seen = mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(lane_word(words[m].a, lane)));
-        if (chunk_ready(state[m], seen)) {
+        const bool out = head[m].kind == kChunksOut;
+        if (out && chunks_go_final(state[m], seen)) {
+          phase[m] = 2;
+        } else if (chunk_ready(state[m], seen)) {
           pick = m;
-        } else if (head[m].kind == kChunksOut &&
-                   chunks_dropped(state[m], seen, mpix_load_acquire_sys(chunk_full_word(words[m])))) {
+        } else if (out && chunks_dropped(state[m], seen, mpix_load_acquire_sys(chunk_full_word(words[m])))) {
           phase[m] = 2;
         } else {
           ++left, stuck = m, want = chunk_want(state[m]);
@@ -266,7 +276,22 @@ __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int
     const int m = pick;
     if (m == -2) return true;
     if (m == -3) return false;
-    if (m >= 0) {
+    if (m >= 0 && phase[m] == 3) {
+      // The lane's share of every chunk, straight from the send buffer; then the sender's lane ends.
+      uint64_t signal = 0;
+      for (uint32_t k = 0; k < state[m].total; ++k) {
+        const ChunkMove c = chunk_direct_move(head[m], words[m], state[m], DirectSource{pull_from[m], 0}, lane, k);
+        copy_bytes(c.dst, c.src, c.bytes, threadIdx.x, blockDim.x);
+        signal = c.signal;
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        mpix_store_release_sys(reinterpret_cast<uint64_t *>(lane_word(words[m].b, lane)), signal);
+        phase[m] = 2;
+        at = m + 1;
+        if (l.watchdog_ns) start = mpix_clock_ns();
+      }
+    } else if (m >= 0) {
       const ChunkMove c = chunk_move(head[m], words[m], state[m], lane);
       copy_bytes(c.dst, c.src, c.bytes, threadIdx.x, blockDim.x);
       __syncthreads();

@@ -10,7 +10,12 @@
 //     round << 32 | kChunksAbandoned.
 //   - the sender stores its "chunk" word (in the receiver's flags): round << 32 | k + 1 once
 //     chunk k is in.
-// Rounds only grow, so a word left by an earlier message of the mailbox never passes a wait. A
+// Rounds only grow, so a word left by an earlier message of the mailbox never passes a wait.
+// Direct pulls: a receive whose process maps the sender's buffer (the header's source words name
+// it, the receiver's source table maps it) reads lane g's shares of every chunk straight from
+// there instead, and stores round << 32 | kChunksTaken in lane g's go word; the sender's lane
+// then moves nothing. Lanes decide on their own (the table may gain the entry between two lanes'
+// lookups); each moves the same bytes either way, so the message arrives whole. A
 // receive carries a chunks item (kChunksIn) only in a list that moves chunks (a receive into a
 // buffer longer than a mailbox, a send's chunks); any other receive of a long message takes
 // nothing of it and frees the mailbox as usual, and the sender learns from its "free" word that
@@ -24,6 +29,7 @@
 namespace mpix::work {
 
 constexpr uint32_t kChunksAbandoned = 0xFFFFFFFFu;
+constexpr uint32_t kChunksTaken = 0xFFFFFFFEu;  // the receiver read the lane's shares itself
 
 // Lanes: at most kMaxChunkLanes, each share at least kMinLaneBytes (a handover per share costs a
 // flag round trip). Lane g's words lie g * kLaneStride bytes after lane 0's (src/p2p/layout.h).
@@ -96,11 +102,16 @@ MPIX_HOST_DEVICE inline uint64_t chunks_abandoned(const ChunkState &s) { return 
 
 // Whether chunk s.next can move, given the word waited on (`seen`).
 MPIX_HOST_DEVICE inline bool chunk_ready(const ChunkState &s, uint64_t seen) { return seen >= (s.base | (s.next + 1)); }
-// Whether a send's receiver dropped the message: its go word abandons it or is of a later round,
-// or it freed the mailbox (`freed`: the send's free word) with chunks still to come.
+// Whether a send's go word ends its lane: the receiver abandoned the message or read the lane's
+// shares itself, or the word is of a later round. Checked before chunk_ready, which it would pass.
+MPIX_HOST_DEVICE inline bool chunks_go_final(const ChunkState &s, uint64_t go) {
+  return (go >> 32) > (s.base >> 32) || go >= (s.base | kChunksTaken);
+}
+// Whether a send's lane has nothing more to move: chunks_go_final, or its receiver freed the
+// mailbox (`freed`: the send's free word) with chunks still to come, which only a receive that
+// dropped the message does.
 MPIX_HOST_DEVICE inline bool chunks_dropped(const ChunkState &s, uint64_t go, uint64_t freed) {
-  const uint64_t round = s.base >> 32;
-  return (go >> 32) > round || go == (s.base | kChunksAbandoned) || freed >= round + 1;
+  return chunks_go_final(s, go) || freed >= (s.base >> 32) + 1;
 }
 // The value waited for (watchdog reports).
 MPIX_HOST_DEVICE inline uint64_t chunk_want(const ChunkState &s) { return s.base | (s.next + 1); }
@@ -121,6 +132,43 @@ MPIX_HOST_DEVICE inline ChunkMove chunk_move(const Item &head, const Item &words
   char *buf = reinterpret_cast<char *>(head.a) + at;
   if (head.kind == kChunksOut) return {slot, buf, bytes, s.base | (k + 1)};
   return {buf, slot, bytes, s.base | (k + 3)};
+}
+
+// Direct pulls. A chunked send's header carries, from kSourceBefore bytes before the data, its
+// source: a key naming the sender's buffer's allocation among those it published to this receiver
+// (0: none) and the buffer's offset in it. The receiver's source table (src/p2p/layout.h, per
+// sender kSourceEntries entries of {key, base, pid, 0}, written by the receiver's host) lies
+// kSourcesAfterChunkWord bytes after the chunk word of the sender's mailbox 0; a receive's chunks
+// item carries its mailbox in `op`.
+constexpr uint64_t kSourceBefore = 32;
+constexpr uint32_t kSourceEntries = 32;
+constexpr uint64_t kSourcesAfterChunkWord = kMaxChunkLanes * kLaneStride;
+
+struct DirectSource {
+  const char *src;  // the message's first byte as this process reaches it (CMA: the sender's address)
+  int32_t pid;      // host backend: the sender's process, read with cross-memory attach; 0: mapped
+};
+// Where a receive that takes the data (s.copy) can read its message straight from the send buffer;
+// src null where it cannot (no source, or this process has not mapped it).
+MPIX_HOST_DEVICE inline DirectSource chunk_direct_source(const Item &head, const Item &words, const ChunkState &s) {
+  if (head.kind != kChunksIn || !s.copy || s.total == 0) return {nullptr, 0};
+  const auto *source = reinterpret_cast<const volatile uint64_t *>(head.b - kSourceBefore);
+  const uint64_t key = source[0];
+  if (key == 0) return {nullptr, 0};
+  const uint64_t box0_chunk = words.a - static_cast<uint64_t>(head.op) * sizeof(uint64_t);
+  const auto *entry = reinterpret_cast<const volatile uint64_t *>(box0_chunk + kSourcesAfterChunkWord) +
+                      4 * ((key - 1) % kSourceEntries);
+  if (entry[0] != key) return {nullptr, 0};
+  return {reinterpret_cast<const char *>(entry[1] + source[1]), static_cast<int32_t>(entry[2])};
+}
+// Lane `lane`'s share of chunk k, read straight from the send buffer: the bytes chunk_move would
+// have moved through the mailbox.
+MPIX_HOST_DEVICE inline ChunkMove chunk_direct_move(const Item &head, const Item &words, const ChunkState &s,
+                                                    const DirectSource &d, uint32_t lane, uint32_t k) {
+  const uint64_t half = static_cast<uint32_t>(words.peer), share = half / words.dtype;
+  const uint64_t at = k * half + lane * share;
+  const uint64_t bytes = at >= s.length ? 0 : s.length - at < share ? s.length - at : share;
+  return {reinterpret_cast<char *>(head.a) + at, d.src + at, bytes, s.base | kChunksTaken};
 }
 
 }  // namespace mpix::work

@@ -19,7 +19,7 @@ namespace mpix::p2p {
 namespace {
 
 struct Record {
-  gpu::RegionHandle areas, flags;
+  gpu::RegionHandle areas, flags, board;
   uint64_t slot_bytes;
   uint32_t chunk_lanes;
   int32_t pid;
@@ -47,6 +47,7 @@ void release(Context *c) {
     return;
   }
   net::detach(*c);
+  release_direct(*c);
   gpu::Backend &be = gpu::backend();
   for (gpu::MappedRegion &m : c->mapped) be.release_region(&m);
   c->mapped.clear();
@@ -128,6 +129,17 @@ core::Result build(Context &c, MPI_Comm comm) {
         why = "sharing the mailbox memory: " + be.last_error();
     }
   }
+  // The board where node-local senders publish their buffers for direct pulls (direct.h): host
+  // shared memory whatever the backend. Without it this rank's messages only take the mailboxes.
+  DirectState &d = c.direct;
+  d.mode = direct_mode_setting();
+  gpu::Backend &host = gpu::host_backend();
+  void *board = nullptr;
+  if (why.empty() && d.mode != DirectMode::kOff && !host.allocate_window_memory(board_bytes(c.nlocal), &board)) {
+    std::memset(board, 0, board_bytes(c.nlocal));
+    d.board = static_cast<BoardEntry *>(board);
+    if (host.export_region(board, board_bytes(c.nlocal), &mine.board)) mine.board = gpu::RegionHandle{};
+  }
   mine.ok = why.empty();
   std::vector<Record> all(c.size);
   PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
@@ -153,9 +165,19 @@ core::Result build(Context &c, MPI_Comm comm) {
                                          std::to_string(mine.chunk_lanes) + " (MPIX_ST_P2P_LANES differs)");
   c.peer_areas.assign(c.nlocal, nullptr);
   c.peer_flags.assign(c.nlocal, nullptr);
+  d.peer_boards.assign(c.nlocal, nullptr);
+  d.pids.assign(c.nlocal, 0);
+  d.published.assign(c.nlocal, {});
+  d.looked.assign(c.nlocal, {});
   for (int q = 0; q < c.size && why.empty(); ++q) {
     const int j = c.local[q];
     if (j < 0) continue;
+    d.pids[j] = all[q].pid;
+    gpu::MappedRegion b;
+    if (d.board && all[q].board.kind && q != c.rank && !host.import_region(all[q].board, all[q].pid, &b)) {
+      d.board_maps.push_back(b);
+      if (!b.cma_pid) d.peer_boards[j] = reinterpret_cast<BoardEntry *>(b.base);
+    }
     if (q == c.rank) {
       c.peer_areas[j] = c.areas;
       c.peer_flags[j] = c.flags;
@@ -183,8 +205,10 @@ core::Result build(Context &c, MPI_Comm comm) {
   PMPI_Allreduce(&mine_ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
   be.exported_region_mapped(c.areas);
   be.exported_region_mapped(c.flags);
+  if (d.board) host.exported_region_mapped(d.board);
   if (!why.empty()) return core::fail(core::resource_error_class(), why);
   if (!all_ok) return core::fail(core::resource_error_class(), "another rank could not map the mailbox memory");
+  if (core::Result r = set_up_direct(c)) return r;
   if (c.nlocal < c.size)
     if (core::Result r = net::attach(c, where)) return r;
   c.sent.assign(static_cast<size_t>(c.size) * kChannels, 0);

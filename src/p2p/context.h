@@ -14,6 +14,7 @@
 
 #include "backend/backend.h"
 #include "core/result.h"
+#include "direct.h"
 #include "layout.h"
 
 namespace mpix::p2p {
@@ -42,6 +43,8 @@ struct Context {
   // every rank is on this node, or where the transport is not up (remote_why says why).
   std::shared_ptr<net::Remote> remote;
   std::string remote_why;
+  // Direct pulls of long node-local messages (direct.h).
+  DirectState direct;
 
   // Matching state (under engine.h's lock()): messages of each channel so far, both ways, by peer
   // rank; and per (peer, tag) the count the identity words carry.

@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "core/datatype_flatten.h"
 #include "core/list_items.h"
+#include "direct.h"
 #include "network.h"
 
 namespace mpix::p2p {
@@ -172,6 +173,8 @@ void send_items(gpu::WorkList &list, const Op &op, const Route &rt) {
   if (op.bytes > 0 && !op.chunked) push_data(list, op, mb + kDataAt, static_cast<char *>(op.buf), false);
   list.ops.push_back(store2(mb, 1, op.ident));
   list.ops.push_back(store2(mb + 16, 0, op.bytes));
+  // Always stored for a long message: a source left by an earlier message would be read.
+  if (op.chunked) list.ops.push_back(store2(mb + kHeaderBytes, op.source_key, op.source_offset));
   if (rt.signal_word)
     list.signals.push_back(at_round(core::signal_item(rt.signal_word, 1), rt.cursor, round, counted));
   list.signals.push_back(core::advance(rt.cursor));
@@ -183,6 +186,7 @@ void chunk_items(std::vector<work::Item> &ops, const Op &op, const Route &rt) {
   const Context &c = *op.ctx;
   work::Item head{};
   head.kind = op.send ? work::kChunksOut : work::kChunksIn;
+  head.op = static_cast<uint8_t>(box_index(op.channel, op.use));  // finds the source table (direct pulls)
   const int64_t at = op.pairs.count == 1 ? (op.send ? op.pairs.single.src : op.pairs.single.dst) : 0;
   if (op.pairs.count <= 1) head.a = reinterpret_cast<uint64_t>(static_cast<char *>(op.buf) + at);  // else it drops
   head.b = reinterpret_cast<uint64_t>(rt.mailbox + kDataAt);
@@ -306,12 +310,23 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
   for (const auto &op : ops)
     with_chunks = with_chunks || (!sends && (op->send || (op->ctx->local[op->peer] >= 0 && op->pairs.count <= 1 &&
                                                           op->bytes > op->ctx->slot_bytes)));
+  // Long receives may read their messages straight from the send buffers their senders published
+  // (direct.h): map those published since the last look, while the host may write the table.
+  if (with_chunks && !capturing) {
+    std::set<std::pair<Context *, int>> looked;
+    for (const auto &op : ops)
+      if (!op->send && op->ctx->local[op->peer] >= 0 && looked.emplace(op->ctx.get(), op->peer).second)
+        map_sources(*op->ctx, op->peer);
+  }
   std::vector<work::Item> chunks, tail;
   for (const auto &op : ops) {
     const Route rt = route_of(*op, box_index(op->channel, op->use));
     if (sends) send_items(list, *op, rt);
     else if (op->send) send_chunk_items(chunks, tail, *op, rt);
-    else receive_items(list, chunks, tail, *op, rt, with_chunks);
+    else {
+      receive_items(list, chunks, tail, *op, rt, with_chunks);
+      op->round_known = op->ctx->cursors_counted;
+    }
     if (!rt.remote) continue;
     if (Result r = sends ? net::post_send(*op, q) : net::post_receive(*op, q)) {
       if (remote) net::ring_lost(q);  // operations already posted for this ring must never fire
@@ -460,6 +475,11 @@ void finish(Op &op) {
       set_error(op, MPI_ERR_TRUNCATE,
                 "message of " + std::to_string(rec[3]) + " bytes is longer than the receive buffer (" +
                     std::to_string(op.bytes) + " bytes); nothing was written to the buffer");
+    } else if (op.ctx->direct.mode == DirectMode::kRequire && rec[3] > op.ctx->slot_bytes && op.round_known &&
+               moved_through_mailbox(*op.ctx, op.peer, box_index(op.channel, op.use), box_round(op.use))) {
+      set_error(op, MPI_ERR_OTHER,
+                "the message of " + std::to_string(rec[3]) + " bytes moved through the mailbox, not straight from "
+                "the send buffer (MPIX_ST_P2P_DIRECT=require)");
     }
   }
   if (op.greq != MPI_REQUEST_NULL && !op.greq_completed) {
@@ -613,6 +633,8 @@ Result match(Op &op, bool capturing) {
                   "a message of " + std::to_string(op.bytes) + " bytes of a derived datatype in " +
                       std::to_string(op.pairs.count) + " pieces" + limit);
     op.chunked = true;
+    const int64_t at = op.pairs.count == 1 ? op.pairs.single.src : 0;
+    publish_source(c, op.peer, static_cast<const char *>(op.buf) + at, op.bytes, &op.source_key, &op.source_offset);
   }
   op.channel = channel_of(op.tag);
   const size_t at = static_cast<size_t>(op.peer) * kChannels + op.channel;

@@ -50,6 +50,10 @@ struct Op {
   // A send longer than a mailbox (kernels/message_chunks.h): its list stores the header; its data
   // moves in chunks from a later list (a wait point's), where the receiver's chunks also move.
   bool chunked = false;
+  // A chunked send's source for a direct pull (direct.h): the key of its buffer's allocation as
+  // published to the receiver (0: none) and the buffer's offset in it.
+  uint64_t source_key = 0, source_offset = 0;
+  bool round_known = false;              // receive: its list carried its round as a number (cursors counted)
   int channel = 0;
   uint64_t use = 0;                      // its number among the messages of its channel
   uint64_t ident = 0;                    // layout.h, identity

@@ -24,8 +24,11 @@ constexpr int kBoxes = kChannels * kMailboxes;
 //   header  32 bytes, stored by the sender after its data: 1, the identity word, 0, the length
 //           (the receiver's kCopyCounted item reads the length: it copies exactly the sender's
 //           bytes, and nothing of a message longer than the receive buffer)
-//   data    at kDataAt, slot_bytes: the message; one longer than slot_bytes moves through the
-//           data in chunks of half of it, after the header (kernels/message_chunks.h)
+//   source  16 bytes after the header, stored with it by a send longer than slot_bytes: the key of
+//           its buffer's allocation and the buffer's offset in it (direct.h; key 0: none)
+//   data    at kDataAt, slot_bytes: the message; one longer than slot_bytes is read straight from
+//           the send buffer where the receiver mapped it, else moves through the data in chunks of
+//           half of it, after the header (kernels/message_chunks.h)
 constexpr uint64_t kHeaderBytes = 32;
 constexpr uint64_t kLengthAt = 24;
 constexpr uint64_t kDataAt = 64;  // a whole cache line after the header
@@ -49,27 +52,34 @@ inline int channel_of(int tag) { return tag % kChannels; }
 // kBoxes "free" words (messages of this rank to j that j has taken, added to by j), then, for
 // node-local peers only, per lane of messages larger than a mailbox (kernels/message_chunks.h)
 // kBoxes "chunk" words (chunks from j in, stored by j) and kBoxes "go" words (chunks to j that j
-// allows, stored by j). After those of every peer, the rank's own cursors, which only its streams
+// allows, stored by j), and then j's source table: work::kSourceEntries entries of {key, base, pid,
+// 0}, the allocations of j's send buffers this rank mapped (written by this rank's host, read by
+// its streams' direct pulls). After those of every peer, the rank's own cursors, which only its streams
 // touch: per peer j, the rounds of each mailbox its streams sent through, then those they received
 // from (work::kCursor). A message's round is its mailbox's cursor when its list runs, so a list
 // captured into a graph is the next round of its mailboxes at every replay.
 struct FlagLayout {
   uint64_t peer_words;
-  uint64_t full(int j, int box) const { return static_cast<uint64_t>(j) * peer_words + box; }
-  uint64_t free(int j, int box) const { return full(j, box) + kBoxes; }
+  constexpr uint64_t full(int j, int box) const { return static_cast<uint64_t>(j) * peer_words + box; }
+  constexpr uint64_t free(int j, int box) const { return full(j, box) + kBoxes; }
   // Lane 0's; lane g's lie g * 2 * kBoxes words further (work::lane_word).
-  uint64_t chunk(int j, int box) const { return full(j, box) + 2 * kBoxes; }
-  uint64_t go(int j, int box) const { return full(j, box) + 3 * kBoxes; }
+  constexpr uint64_t chunk(int j, int box) const { return full(j, box) + 2 * kBoxes; }
+  constexpr uint64_t go(int j, int box) const { return full(j, box) + 3 * kBoxes; }
+  constexpr uint64_t sources(int j) const { return full(j, 0) + (2 + 2 * work::kMaxChunkLanes) * kBoxes; }
   uint64_t sent_cursor(int peers, int j, int box) const {
     return static_cast<uint64_t>(peers) * peer_words + static_cast<uint64_t>(j) * 2 * kBoxes + box;
   }
   uint64_t received_cursor(int peers, int j, int box) const { return sent_cursor(peers, j, box) + kBoxes; }
   uint64_t words(int peers) const { return static_cast<uint64_t>(peers) * (peer_words + 2 * kBoxes); }
 };
-constexpr FlagLayout kLocalFlags{(2 + 2 * work::kMaxChunkLanes) * kBoxes};
+constexpr uint64_t kSourceWords = 4 * work::kSourceEntries;
+constexpr FlagLayout kLocalFlags{(2 + 2 * work::kMaxChunkLanes) * kBoxes + kSourceWords};
 constexpr FlagLayout kRemoteFlags{2 * kBoxes};  // peers on other nodes: no long messages
 static_assert((2 * kBoxes) * sizeof(uint64_t) == work::kLaneStride, "a lane's words follow the lane before");
 static_assert((2 * kBoxes) * sizeof(uint64_t) == work::kFullWordBefore, "chunks items find the full word");
+static_assert((kLocalFlags.sources(0) - kLocalFlags.chunk(0, 0)) * sizeof(uint64_t) == work::kSourcesAfterChunkWord,
+              "direct pulls find the source table");
+static_assert(kDataAt - kHeaderBytes == work::kSourceBefore, "the source words follow the header");
 
 // The identity a header carries: the tag and the number of the message among those of its source
 // and tag, which the receiver checks when the message completes on the host.

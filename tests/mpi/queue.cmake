@@ -15,6 +15,10 @@ mpix_mpi_runs(queue_large NP 2 3)
 mpix_mpi_runs(queue_large SUFFIX slot1 NP 2 4 GPU_NP 2 ENV MPIX_ST_P2P_SLOT_KIB=1)
 mpix_mpi_runs(queue_large SUFFIX lanes8 NP 2 ENV MPIX_ST_P2P_SLOT_KIB=64)
 mpix_mpi_runs(queue_large SUFFIX lanes1 NP 2 GPU_NP 2 ENV MPIX_ST_P2P_LANES=1)
+mpix_mpi_runs(queue_large SUFFIX mailbox NP 2 3 GPU_NP 2 ENV MPIX_ST_P2P_DIRECT=off)
+# Direct pulls of long messages (the receiver reads the send buffer): every message must take them.
+mpix_mpi_program(queue_direct)
+mpix_mpi_runs(queue_direct NP 2 3 ENV MPIX_ST_P2P_DIRECT=require)
 # Ranks that disagree on the mailbox size or on the lanes: the first two-sided call fails on every
 # rank, naming what differs (host backend: the check is backend-independent).
 mpix_mpi_program(queue_agreement)

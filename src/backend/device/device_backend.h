@@ -79,10 +79,17 @@ class DeviceBackend final : public Backend {
   // kernel's wait stays either way: it is what acquires the peer's data.
   enum class WaitMode { automatic, kernel, memop };
 
+  // A peer allocation mapped here (IPC), shared by every region over it; `id` is the regions'
+  // cookie. The exporter's pid and address range tell stale mappings apart (import_region).
   struct Mapping {
     void *base;
     int refs;
+    uint64_t id;
+    int pid;
+    uint64_t exporter_base, exporter_bytes;
   };
+  uint64_t next_mapping_id_ = 1;  // guarded by map_mu_
+  void drop_stale_mappings(int pid, uint64_t exporter_base, uint64_t exporter_bytes);
   struct IoPage {
     void *device;
     size_t bytes;

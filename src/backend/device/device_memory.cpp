@@ -1,6 +1,7 @@
 // Memory of the GPU backend: window memory, flags (kept for later windows, never handed back),
 // pinned host memory, I/O pages mapped for the stream, regions shared with node-local peers through
 // runtime IPC handles, and the host's synchronous copies to and from that memory.
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -109,40 +110,77 @@ void *DeviceBackend::take_spare_flags(size_t bytes) {
   return ptr;
 }
 
+// The handle's data: the runtime's IPC handle, then the allocation's address and size in the
+// exporting process (import_region tells stale mappings by them).
+struct ExportedRange {
+  uint64_t base, bytes;
+};
+constexpr size_t kRangeAt = sizeof(gpuIpcMemHandle_t);
+static_assert(kRangeAt + sizeof(ExportedRange) <= sizeof(RegionHandle::data));
+
 int DeviceBackend::export_region(void *ptr, size_t bytes, RegionHandle *out) {
   *out = RegionHandle{};
   void *base = nullptr;
-  if (int st = check(gpu_allocation_base(ptr, &base), "allocation base lookup")) return st;
+  size_t range = 0;
+  if (int st = check(gpu_allocation_range(ptr, &base, &range), "allocation base lookup")) return st;
   gpuIpcMemHandle_t h;
   if (int st = check(MPIX_GPU(IpcGetMemHandle)(&h, base), "IPC handle export")) return st;
-  static_assert(sizeof h <= sizeof out->data);
   out->kind = kIpcRegion;
   out->offset = static_cast<uint64_t>(static_cast<char *>(ptr) - static_cast<char *>(base));
   out->bytes = bytes;
   std::memcpy(out->data, &h, sizeof h);
+  const ExportedRange r{reinterpret_cast<uint64_t>(base), range};
+  std::memcpy(out->data + kRangeAt, &r, sizeof r);
   return kOk;
+}
+
+// Mappings of `pid`'s memory in the 2 MiB pages of the given range: the runtime refuses a handle
+// (already mapped) while this process holds a mapping of an allocation the exporter has freed
+// in those pages (small allocations share a page, whose handle dies with the last of them). Such
+// a mapping reaches memory its owner freed, so nothing may use it any more: windows and
+// communicators keep their peers' memory alive, and a message read straight from a send buffer
+// completes its send before the buffer may be freed. Its holders' later release finds nothing.
+void DeviceBackend::drop_stale_mappings(int pid, uint64_t exporter_base, uint64_t exporter_bytes) {
+  constexpr uint64_t kPage = 2ull << 20;
+  const uint64_t lo = exporter_base / kPage, hi = (exporter_base + std::max<uint64_t>(exporter_bytes, 1) - 1) / kPage;
+  for (auto it = mappings_.begin(); it != mappings_.end();) {
+    const Mapping &m = it->second;
+    const uint64_t mlo = m.exporter_base / kPage, mhi = (m.exporter_base + std::max<uint64_t>(m.exporter_bytes, 1) - 1) / kPage;
+    if (m.pid == pid && mlo <= hi && lo <= mhi) {
+      (void)MPIX_GPU(IpcCloseMemHandle)(m.base);
+      it = mappings_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 // One mapping per peer allocation, shared by every window over it (runtimes refuse to open the
 // same handle twice in one process).
-int DeviceBackend::import_region(const RegionHandle &h, int, MappedRegion *out) {
+int DeviceBackend::import_region(const RegionHandle &h, int owner_pid, MappedRegion *out) {
   *out = MappedRegion{};
   if (h.kind != kIpcRegion) return fail(kErrUnsupported, "region was not exported by this backend");
   std::string key(reinterpret_cast<const char *>(h.data), sizeof(gpuIpcMemHandle_t));
+  ExportedRange range;
+  std::memcpy(&range, h.data + kRangeAt, sizeof range);
   std::lock_guard<std::mutex> lock(map_mu_);
   auto it = mappings_.find(key);
   if (it == mappings_.end()) {
     gpuIpcMemHandle_t handle;
     std::memcpy(&handle, h.data, sizeof handle);
     void *base = nullptr;
-    if (int st = check(MPIX_GPU(IpcOpenMemHandle)(&base, handle, gpuIpcMemLazyEnablePeerAccess),
-                       "IPC handle open"))
-      return st;
-    it = mappings_.emplace(key, Mapping{base, 0}).first;
+    gpuError_t e = MPIX_GPU(IpcOpenMemHandle)(&base, handle, gpuIpcMemLazyEnablePeerAccess);
+    if (e == gpuErrorAlreadyMapped) {
+      (void)MPIX_GPU(GetLastError)();
+      drop_stale_mappings(owner_pid, range.base, range.bytes);
+      e = MPIX_GPU(IpcOpenMemHandle)(&base, handle, gpuIpcMemLazyEnablePeerAccess);
+    }
+    if (int st = check(e, "IPC handle open")) return st;
+    it = mappings_.emplace(key, Mapping{base, 0, next_mapping_id_++, owner_pid, range.base, range.bytes}).first;
   }
   ++it->second.refs;
   out->base = static_cast<char *>(it->second.base) + h.offset;
-  out->cookie = it->second.base;
+  out->cookie = reinterpret_cast<void *>(it->second.id);
   return kOk;
 }
 
@@ -150,7 +188,7 @@ void DeviceBackend::release_region(MappedRegion *r) {
   if (r->cookie) {
     std::lock_guard<std::mutex> lock(map_mu_);
     for (auto it = mappings_.begin(); it != mappings_.end(); ++it) {
-      if (it->second.base != r->cookie) continue;
+      if (it->second.id != reinterpret_cast<uint64_t>(r->cookie)) continue;
       if (--it->second.refs == 0) {
         (void)MPIX_GPU(IpcCloseMemHandle)(it->second.base);
         mappings_.erase(it);

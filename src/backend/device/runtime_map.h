@@ -44,10 +44,10 @@ inline bool gpu_is_device_memory(const gpuPointerAttributes &a) { return a.type 
 #else
 inline bool gpu_is_device_memory(const gpuPointerAttributes &a) { return a.memoryType == hipMemoryTypeDevice; }
 #endif
-inline gpuError_t gpu_allocation_base(void *ptr, void **base) {
-  size_t size = 0;
-  return hipMemGetAddressRange(reinterpret_cast<hipDeviceptr_t *>(base), &size, reinterpret_cast<hipDeviceptr_t>(ptr));
+inline gpuError_t gpu_allocation_range(void *ptr, void **base, size_t *size) {
+  return hipMemGetAddressRange(reinterpret_cast<hipDeviceptr_t *>(base), size, reinterpret_cast<hipDeviceptr_t>(ptr));
 }
+constexpr auto gpuErrorAlreadyMapped = hipErrorAlreadyMapped;
 // Flags polled across devices must bypass caches on AMD: fine-grained device memory.
 inline gpuError_t gpu_malloc_flags(void **ptr, size_t bytes) {
   return hipExtMallocWithFlags(ptr, bytes, hipDeviceMallocFinegrained);
@@ -123,16 +123,16 @@ inline Fn gpu_driver_function(const char *symbol, unsigned version = 12000) {
   return reinterpret_cast<Fn>(f);
 }
 // The runtime has no address-range query; the driver's does it.
-inline gpuError_t gpu_allocation_base(void *ptr, void **base) {
+inline gpuError_t gpu_allocation_range(void *ptr, void **base, size_t *size) {
   using Fn = CUresult (*)(CUdeviceptr *, size_t *, CUdeviceptr);
   static const Fn fn = gpu_driver_function<Fn>("cuMemGetAddressRange");
   if (!fn) return cudaErrorNotSupported;
   CUdeviceptr b = 0;
-  size_t size = 0;
-  if (fn(&b, &size, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return cudaErrorInvalidValue;
+  if (fn(&b, size, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return cudaErrorInvalidValue;
   *base = reinterpret_cast<void *>(b);
   return cudaSuccess;
 }
+constexpr auto gpuErrorAlreadyMapped = cudaErrorAlreadyMapped;
 inline gpuError_t gpu_malloc_flags(void **ptr, size_t bytes) { return cudaMalloc(ptr, bytes); }
 // A stream wait the front end executes (no kernel, no SM held) until *flag >= value: the driver's
 // memory operation.

@@ -270,6 +270,22 @@ bool moves_chunks(const std::vector<Item> &ops) {
   return false;
 }
 
+// A receive's lane read straight from the send buffer where this process reaches it (mapped, or
+// by cross-memory attach): the bytes its chunks would have brought. False where it cannot (then the
+// chunks bring them, over whatever a failed attempt wrote).
+bool pull_directly(const Item &head, const Item &words, const work::ChunkState &s, uint32_t lane) {
+  const work::DirectSource d = work::chunk_direct_source(head, words, s);
+  if (!d.src) return false;
+  std::string why;
+  for (uint32_t k = 0; k < s.total; ++k) {
+    const work::ChunkMove c = work::chunk_direct_move(head, words, s, d, lane, k);
+    if (!c.bytes) continue;
+    if (!d.pid) std::memcpy(c.dst, c.src, c.bytes);
+    else if (!cma_transfer(false, d.pid, c.dst, reinterpret_cast<uint64_t>(c.src), c.bytes, &why)) return false;
+  }
+  return true;
+}
+
 // The chunks items of a list that moves chunks, before its waits (work::kChunked): every lane of
 // every message moves its share of a chunk as soon as its peer's lane allows (a receive's once its
 // own header is in), so that no message of the list waits for another (an exchange's send and
@@ -314,14 +330,19 @@ bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogRepo
               m.done = true, --left;
               continue;
             }
+            if (pull_directly(head, words, m.s, m.lane)) {
+              store(m, m.s.base | work::kChunksTaken);
+              m.done = true, --left;
+              continue;
+            }
             if (head.kind == work::kChunksIn) store(m, work::chunks_go(m.s));
           }
           while (!m.done) {
             const uint64_t seen = load_acquire(work::lane_word(words.a, m.lane));
-            if (!work::chunk_ready(m.s, seen)) {
+            const bool out = head.kind == work::kChunksOut;
+            if ((out && work::chunks_go_final(m.s, seen)) || !work::chunk_ready(m.s, seen)) {
               const bool dropped =
-                  head.kind == work::kChunksOut &&
-                  work::chunks_dropped(m.s, seen, load_acquire(reinterpret_cast<uint64_t>(work::chunk_full_word(words))));
+                  out && work::chunks_dropped(m.s, seen, load_acquire(reinterpret_cast<uint64_t>(work::chunk_full_word(words))));
               if (dropped) m.done = true, --left;
               else stuck = &m, want = work::chunk_want(m.s);
               break;
