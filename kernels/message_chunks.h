@@ -33,7 +33,7 @@ constexpr uint32_t kChunksTaken = 0xFFFFFFFEu;  // the receiver read the lane's 
 
 // Lanes: at most kMaxChunkLanes, each share at least kMinLaneBytes (a handover per share costs a
 // flag round trip). Lane g's words lie g * kLaneStride bytes after lane 0's (src/p2p/layout.h).
-constexpr uint32_t kMaxChunkLanes = 16;
+constexpr uint32_t kMaxChunkLanes = 64;
 constexpr uint64_t kMinLaneBytes = 4096;
 constexpr uint64_t kLaneStride = 1024;
 // The lanes of a chunk of `half` bytes, given the most allowed (MPIX_ST_P2P_LANES): a power of two,

@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--differ=", 9) == 0) differ = argv[i] + 9;
   const int rank = launcher_rank();
-  // Host backend: 16 KiB mailboxes (2 lanes); GPUs: 1 MiB (16 lanes). Odd ranks change one.
+  // Host backend: 16 KiB mailboxes (2 lanes); GPUs: 1 MiB (64 lanes). Odd ranks change one.
   if (rank % 2 == 1) {
     if (differ == "slot") setenv("MPIX_ST_P2P_SLOT_KIB", "32", 1);
     else setenv("MPIX_ST_P2P_LANES", "1", 1);
