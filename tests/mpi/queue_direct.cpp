@@ -14,7 +14,7 @@
 //     (work::kSourceEntries): the first ones are pulled, the others arrive through the mailbox and
 //     say so (require), all intact. (The host backend reads any buffer by cross-memory attach: one
 //     key.)
-#include "test_common.h"
+#include "queue_long.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -24,13 +24,8 @@ using namespace mt;
 namespace {
 
 size_t g_slot = 0;
-constexpr size_t kMargin = 64;
+constexpr size_t kMargin = kLongMargin;
 constexpr int kKeys = 32;  // work::kSourceEntries
-
-size_t slot_bytes() {
-  if (const char *v = std::getenv("MPIX_ST_P2P_SLOT_KIB")) return std::strtoul(v, nullptr, 10) << 10;
-  return kCuda ? 1u << 20 : 16u << 10;
-}
 
 int right() { return (g_rank + 1) % g_size; }
 int left() { return (g_rank + g_size - 1) % g_size; }
@@ -86,63 +81,6 @@ void exchanges(StreamQueue &Q) {
   DevBuf out(total);
   exchange(Q, sizes, out, at);
   exchange(Q, sizes, out, at);  // the same buffers again: published once
-}
-
-// A message of `sent` bytes into a receive of `room` on tag 5, then a short one on the same channel.
-void into(StreamQueue &Q, size_t sent, size_t room) {
-  g_context = fmt("%zu bytes into a receive of %zu", sent, room);
-  const size_t after = 100;
-  DevBuf out(sent), in(room + kMargin), out2(after), in2(after);
-  out.upload(pattern(sent, key(g_rank, sent, room, 3)));
-  out2.upload(pattern(after, key(g_rank, sent, room, 4)));
-  const auto fill = pattern(room + kMargin, key(g_rank, 5));
-  in.upload(fill);
-  MPI_Request r[4];
-  MT_OK(MPIX_Enqueue_send(out.p, static_cast<int>(sent), MPI_BYTE, right(), 5, MPI_COMM_WORLD, Q.q, &r[0]));
-  MT_OK(MPIX_Enqueue_send(out2.p, static_cast<int>(after), MPI_BYTE, right(), 13, MPI_COMM_WORLD, Q.q, &r[1]));
-  MT_OK(MPIX_Enqueue_start(Q.q));
-  MPI_Barrier(MPI_COMM_WORLD);
-  MT_OK(MPIX_Enqueue_recv(in.p, static_cast<int>(room), MPI_BYTE, left(), 5, MPI_COMM_WORLD, Q.q, &r[2]));
-  MT_OK(MPIX_Enqueue_recv(in2.p, static_cast<int>(after), MPI_BYTE, left(), 13, MPI_COMM_WORLD, Q.q, &r[3]));
-  MT_OK(MPIX_Enqueue_start(Q.q));
-  MT_OK(MPIX_Enqueue_wait(Q.q));
-  MT_OK(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
-  MT_OK(MPI_Wait(&r[1], MPI_STATUS_IGNORE));
-  MPI_Status st;
-  const int rc = MPI_Wait(&r[2], &st);
-  MT_OK(MPI_Wait(&r[3], MPI_STATUS_IGNORE));
-  MT_SYNC(Q.stream);
-  auto want = fill;
-  if (sent <= room) {
-    MT_OK(rc);
-    int got = -1;
-    MPI_Get_count(&st, MPI_BYTE, &got);
-    MT_CHECKF(got == static_cast<int>(sent), "MPI_Get_count %d, want %zu", got, sent);
-    const auto m = pattern(sent, key(left(), sent, room, 3));
-    std::copy(m.begin(), m.end(), want.begin());
-  } else {
-    MT_CHECKF(error_class(rc) == MPI_ERR_TRUNCATE, "MPI_Wait returned %s, want MPI_ERR_TRUNCATE (%s)",
-              class_name(error_class(rc)), error_string(rc).c_str());
-  }
-  MT_SAME_BYTES(in.download().data(), want.data(), want.size(), sent <= room ? "the message, nothing after" : "nothing written");
-  const auto next = pattern(after, key(left(), sent, room, 4));
-  MT_SAME_BYTES(in2.download().data(), next.data(), after, "the channel's next message");
-}
-
-void self(StreamQueue &Q) {
-  g_context = "a long message to itself";
-  const size_t n = 5 * g_slot + 3;
-  DevBuf out(n), in(n);
-  out.upload(pattern(n, key(g_rank, 6)));
-  MPI_Request r[2];
-  MT_OK(MPIX_Enqueue_send(out.p, static_cast<int>(n), MPI_BYTE, g_rank, 6, MPI_COMM_WORLD, Q.q, &r[0]));
-  MT_OK(MPIX_Enqueue_recv(in.p, static_cast<int>(n), MPI_BYTE, g_rank, 6, MPI_COMM_WORLD, Q.q, &r[1]));
-  MT_OK(MPIX_Enqueue_start(Q.q));
-  MT_OK(MPIX_Enqueue_wait(Q.q));
-  MT_OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
-  MT_SYNC(Q.stream);
-  const auto want = pattern(n, key(g_rank, 6));
-  MT_SAME_BYTES(in.download().data(), want.data(), n, "to itself");
 }
 
 // Published by an eager exchange first, then captured and replayed with new data each time.
@@ -233,7 +171,7 @@ void keys_used_up(StreamQueue &Q) {
 int main(int argc, char **argv) {
   init(&argc, &argv, "queue_direct");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  g_slot = slot_bytes();
+  g_slot = long_slot_bytes();
   const char *mode = std::getenv("MPIX_ST_P2P_DIRECT");
   MT_CHECKF(mode && std::strcmp(mode, "require") == 0, "runs with MPIX_ST_P2P_DIRECT=require (it is %s)",
             mode ? mode : "unset");
@@ -241,9 +179,9 @@ int main(int argc, char **argv) {
   {
     StreamQueue Q;
     exchanges(Q);
-    into(Q, 3 * g_slot + 5, 5 * g_slot);  // shorter than the receive
-    into(Q, 3 * g_slot + 5, 2 * g_slot);  // longer: dropped
-    self(Q);
+    long_into(Q, 3 * g_slot + 5, 5 * g_slot, true);  // shorter than the receive
+    long_into(Q, 3 * g_slot + 5, 2 * g_slot, true);  // longer: dropped
+    long_self(Q, 5 * g_slot + 3);
     captured(Q);
     keys_used_up(Q);
   }

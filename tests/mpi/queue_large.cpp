@@ -16,7 +16,7 @@
 //   - an exchange of long messages captured into a graph and replayed, new data each replay;
 //   - a derived datatype of several pieces longer than a mailbox is refused at the send.
 // The mailbox size is MPIX_ST_P2P_SLOT_KIB where set (the second run: 1 KiB, chunks of 512 bytes).
-#include "test_common.h"
+#include "queue_long.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -26,13 +26,7 @@ using namespace mt;
 namespace {
 
 size_t g_slot = 0;
-
-size_t slot_bytes() {
-  if (const char *v = std::getenv("MPIX_ST_P2P_SLOT_KIB")) return std::strtoul(v, nullptr, 10) << 10;
-  return kCuda ? 1u << 20 : 16u << 10;
-}
-
-constexpr size_t kMargin = 64;  // bytes after each buffer that nothing may write
+constexpr size_t kMargin = kLongMargin;
 
 // `sizes` messages to the right and to the left (tags 1 and 2, channel 1 and 2), received from the
 // left and the right, all started before the wait point.
@@ -92,47 +86,6 @@ void exchange(void *stream, MPIX_Queue q, MPI_Comm mpich_comm, const std::vector
         MT_CHECKF(got == static_cast<int>(sizes[i]), "message %zu: MPI_Get_count %d, want %zu", i, got, sizes[i]);
       }
     }
-}
-
-// A message of `sent` bytes into a receive of `room` bytes on tag 5, then a mailbox-sized one on the
-// same channel (tag 5 + 8), which must arrive intact whatever happened to the first.
-void into(StreamQueue &Q, size_t sent, size_t room) {
-  g_context = fmt("%zu bytes into a receive of %zu", sent, room);
-  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
-  const size_t after = 100;
-  DevBuf out(sent), in(room + kMargin), out2(after), in2(after);
-  out.upload(pattern(sent, key(g_rank, sent, room, 3)));
-  out2.upload(pattern(after, key(g_rank, sent, room, 4)));
-  const auto fill = pattern(room + kMargin, key(g_rank, 5));
-  in.upload(fill);
-  MPI_Request r[4];
-  MT_OK(MPIX_Enqueue_send(out.p, static_cast<int>(sent), MPI_BYTE, right, 5, MPI_COMM_WORLD, Q.q, &r[0]));
-  MT_OK(MPIX_Enqueue_send(out2.p, static_cast<int>(after), MPI_BYTE, right, 13, MPI_COMM_WORLD, Q.q, &r[1]));
-  MT_OK(MPIX_Enqueue_recv(in.p, static_cast<int>(room), MPI_BYTE, left, 5, MPI_COMM_WORLD, Q.q, &r[2]));
-  MT_OK(MPIX_Enqueue_recv(in2.p, static_cast<int>(after), MPI_BYTE, left, 13, MPI_COMM_WORLD, Q.q, &r[3]));
-  MT_OK(MPIX_Enqueue_start(Q.q));
-  MT_OK(MPIX_Enqueue_wait(Q.q));
-  MT_OK(MPI_Wait(&r[0], MPI_STATUS_IGNORE));  // a send completes whatever its receiver took
-  MT_OK(MPI_Wait(&r[1], MPI_STATUS_IGNORE));
-  MPI_Status st;
-  const int rc = MPI_Wait(&r[2], &st);
-  MT_OK(MPI_Wait(&r[3], MPI_STATUS_IGNORE));
-  MT_SYNC(Q.stream);
-  auto want = fill;
-  if (sent <= room) {
-    MT_OK(rc);
-    int got = -1;
-    MPI_Get_count(&st, MPI_BYTE, &got);
-    MT_CHECKF(got == static_cast<int>(sent), "MPI_Get_count %d, want %zu", got, sent);
-    const auto s = pattern(sent, key(left, sent, room, 3));
-    std::copy(s.begin(), s.end(), want.begin());
-  } else {
-    MT_CHECKF(error_class(rc) == MPI_ERR_TRUNCATE, "MPI_Wait returned %s, want MPI_ERR_TRUNCATE (%s)",
-              class_name(error_class(rc)), error_string(rc).c_str());
-  }
-  MT_SAME_BYTES(in.download().data(), want.data(), want.size(), sent <= room ? "the message, nothing after" : "nothing written");
-  const auto next = pattern(after, key(left, sent, room, 4));
-  MT_SAME_BYTES(in2.download().data(), next.data(), after, "the channel's next message");
 }
 
 // Ping-pong of long messages (HPE's spelling): the even rank's wait point holds its send's chunks
@@ -235,23 +188,6 @@ void dropped(StreamQueue &Q) {
   }
 }
 
-// A long message to this rank itself.
-void self(StreamQueue &Q) {
-  g_context = "a long message to itself";
-  const size_t n = 3 * g_slot + 5;
-  DevBuf out(n), in(n);
-  out.upload(pattern(n, key(g_rank, 6)));
-  MPI_Request r[2];
-  MT_OK(MPIX_Enqueue_send(out.p, static_cast<int>(n), MPI_BYTE, g_rank, 6, MPI_COMM_WORLD, Q.q, &r[0]));
-  MT_OK(MPIX_Enqueue_recv(in.p, static_cast<int>(n), MPI_BYTE, g_rank, 6, MPI_COMM_WORLD, Q.q, &r[1]));
-  MT_OK(MPIX_Enqueue_start(Q.q));
-  MT_OK(MPIX_Enqueue_wait(Q.q));
-  MT_OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
-  MT_SYNC(Q.stream);
-  const auto want = pattern(n, key(g_rank, 6));
-  MT_SAME_BYTES(in.download().data(), want.data(), n, "to itself");
-}
-
 // MPICH's blocking spelling: even ranks send first, odd ranks receive first (a blocking long send
 // completes on the stream only once its receiver took the data, as MPI_Send's rendezvous); then a
 // long MPIX_Isend_enqueue completed by MPI_Wait on the host.
@@ -333,7 +269,7 @@ void refused_derived(StreamQueue &Q) {
 int main(int argc, char **argv) {
   init(&argc, &argv, "queue_large");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  g_slot = slot_bytes();
+  g_slot = long_slot_bytes();
   note("mailbox %zu bytes, chunks of %zu", g_slot, g_slot / 2);
   {
     StreamQueue Q;
@@ -342,13 +278,13 @@ int main(int argc, char **argv) {
     // Long and mailbox-sized messages on one channel.
     exchange(Q.stream, Q.q, MPI_COMM_NULL, {9 * s + 4, s, 3 * s + 100, 7, 2 * s});
     for (int i = 0; i < 3 && !g_failures; ++i) exchange(Q.stream, Q.q, MPI_COMM_NULL, {4 * s + 17, 4 * s + 17});
-    into(Q, 3 * s + 5, 5 * s);   // shorter than the receive
-    into(Q, 3 * s + 5, s / 2);   // longer than a receive of one mailbox
-    into(Q, 3 * s + 5, 2 * s);   // longer than a long receive
-    into(Q, s / 2, 3 * s);       // a mailbox-sized message into a long receive
+    long_into(Q, 3 * s + 5, 5 * s, false);   // shorter than the receive
+    long_into(Q, 3 * s + 5, s / 2, false);   // longer than a receive of one mailbox
+    long_into(Q, 3 * s + 5, 2 * s, false);   // longer than a long receive
+    long_into(Q, s / 2, 3 * s, false);       // a mailbox-sized message into a long receive
     ping_pong(Q);
     dropped(Q);
-    self(Q);
+    long_self(Q, 3 * g_slot + 5);
     captured(Q);
     refused_derived(Q);
   }
