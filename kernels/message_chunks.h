@@ -124,14 +124,24 @@ struct ChunkMove {
 };
 // Lane `lane`'s share of chunk s.next (the words item's dtype is the lanes; a share past the
 // message's end moves nothing, and is handed over all the same).
-MPIX_HOST_DEVICE inline ChunkMove chunk_move(const Item &head, const Item &words, const ChunkState &s, uint32_t lane) {
-  const uint64_t half = static_cast<uint32_t>(words.peer), share = half / words.dtype, k = s.next;
+// Where lane `lane`'s share of chunk k lies in the message, and its length (0 past the end): the
+// one cut of the message that both ways of moving a lane (chunk_move, chunk_direct_move) follow.
+struct LaneShare {
+  uint64_t at, bytes;
+};
+MPIX_HOST_DEVICE inline LaneShare lane_share(const Item &words, const ChunkState &s, uint32_t lane, uint64_t k) {
+  const uint64_t half = static_cast<uint32_t>(words.peer), share = half / words.dtype;
   const uint64_t at = k * half + lane * share;
-  const uint64_t bytes = at >= s.length ? 0 : s.length - at < share ? s.length - at : share;
-  char *slot = reinterpret_cast<char *>(head.b) + (k & 1) * half + lane * share;
-  char *buf = reinterpret_cast<char *>(head.a) + at;
-  if (head.kind == kChunksOut) return {slot, buf, bytes, s.base | (k + 1)};
-  return {buf, slot, bytes, s.base | (k + 3)};
+  return {at, at >= s.length ? 0 : s.length - at < share ? s.length - at : share};
+}
+MPIX_HOST_DEVICE inline ChunkMove chunk_move(const Item &head, const Item &words, const ChunkState &s, uint32_t lane) {
+  const uint64_t k = s.next;
+  const LaneShare l = lane_share(words, s, lane, k);
+  const uint64_t half = static_cast<uint32_t>(words.peer);
+  char *slot = reinterpret_cast<char *>(head.b) + (k & 1) * half + (l.at - k * half);  // its place in the chunk
+  char *buf = reinterpret_cast<char *>(head.a) + l.at;
+  if (head.kind == kChunksOut) return {slot, buf, l.bytes, s.base | (k + 1)};
+  return {buf, slot, l.bytes, s.base | (k + 3)};
 }
 
 // Direct pulls. A chunked send's header carries, from kSourceBefore bytes before the data, its
@@ -165,10 +175,8 @@ MPIX_HOST_DEVICE inline DirectSource chunk_direct_source(const Item &head, const
 // have moved through the mailbox.
 MPIX_HOST_DEVICE inline ChunkMove chunk_direct_move(const Item &head, const Item &words, const ChunkState &s,
                                                     const DirectSource &d, uint32_t lane, uint32_t k) {
-  const uint64_t half = static_cast<uint32_t>(words.peer), share = half / words.dtype;
-  const uint64_t at = k * half + lane * share;
-  const uint64_t bytes = at >= s.length ? 0 : s.length - at < share ? s.length - at : share;
-  return {reinterpret_cast<char *>(head.a) + at, d.src + at, bytes, s.base | kChunksTaken};
+  const LaneShare l = lane_share(words, s, lane, k);
+  return {reinterpret_cast<char *>(head.a) + l.at, d.src + l.at, l.bytes, s.base | kChunksTaken};
 }
 
 }  // namespace mpix::work

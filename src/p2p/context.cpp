@@ -168,7 +168,7 @@ core::Result build(Context &c, MPI_Comm comm) {
   d.peer_boards.assign(c.nlocal, nullptr);
   d.pids.assign(c.nlocal, 0);
   d.published.assign(c.nlocal, {});
-  d.looked.assign(c.nlocal, {});
+  d.looked.assign(c.nlocal, 0);
   for (int q = 0; q < c.size && why.empty(); ++q) {
     const int j = c.local[q];
     if (j < 0) continue;

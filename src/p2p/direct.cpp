@@ -53,12 +53,10 @@ void map_sources(Context &c, int peer) {
   if (d.mode == DirectMode::kOff || j < 0 || peer == c.rank || !d.board) return;
   gpu::Backend &be = gpu::backend();
   uint64_t *table = c.flags + kLocalFlags.sources(j);
-  for (uint32_t s = 0; s < work::kSourceEntries; ++s) {
-    if (d.looked[j][s]) continue;
+  for (uint32_t &s = d.looked[j]; s < work::kSourceEntries; ++s) {
     BoardEntry &e = d.board[static_cast<size_t>(j) * work::kSourceEntries + s];
     const uint64_t key = std::atomic_ref<uint64_t>(e.key).load(std::memory_order_acquire);
     if (key == 0) break;  // keys are published in order
-    d.looked[j][s] = key;
     gpu::MappedRegion m;
     if (be.import_region(e.handle, d.pids[j], &m)) continue;  // unmappable here: the mailbox
     d.sources.push_back(m);

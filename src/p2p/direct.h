@@ -11,7 +11,6 @@
 // Neither side waits for the other's host: a message whose source the receiver has not mapped
 // when its stream reaches it moves through the mailbox as before (kernels/message_chunks.h).
 #pragma once
-#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -45,8 +44,9 @@ struct DirectState {
   std::vector<int> pids;                   // by local index
   // Sender: per receiver (local index), the keys of the allocations published to it, by handle.
   std::vector<std::map<std::string, uint64_t>> published;
-  // Receiver: per sender (local index), the keys looked at (mapped or not), by key - 1.
-  std::vector<std::array<uint64_t, work::kSourceEntries>> looked;
+  // Receiver: per sender (local index), how many of its entries (keys 1..n, published in order)
+  // this rank has looked at, mapped or not.
+  std::vector<uint32_t> looked;
   std::vector<gpu::MappedRegion> sources;  // the senders' allocations mapped, released with the context
 };
 
