@@ -738,7 +738,8 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   }
   if (signaller) {
     if (tracer) stamps[2] = mpix_clock_ns();
-    if (p.h.ncopy && !relaxed && threadIdx.x == 0 && p.h.nsignal == 0) mpix_fence_sys();
+    if (p.h.ncopy && !relaxed && threadIdx.x == 0 && p.h.nsignal == 0 && !(p.h.bits & mpix::work::kCountsUnordered))
+      mpix_fence_sys();
     __syncthreads();
     for (int i = end_ops + threadIdx.x; waited && i < end_signals; i += blockDim.x) {
       if (mpix::work::ring_stopped(p.items[i], p.h.skip_addr)) continue;
@@ -765,9 +766,20 @@ __global__ void MPIX_RESIDENT_BOUNDS(kLaunchThreads, kEpochBlocksPerSm) epoch_ke
   if constexpr (kTrailOps) {
     __syncthreads();
     if (waited && trail_waited) run_data_ops(p, end_trail, end_trail_ops, tid, nthreads);
+    // The block that counts may not be the one that signalled: the signaller hands its stamps on
+    // through the second ticket, as block 0 hands on its own through the first.
+    uint64_t *trail_handoff = trace && gridDim.x > 1 ? mpix_trace_handoff(trace, p.h.ticket_addr + sizeof(uint32_t)) : nullptr;
+    if (tracer && signaller && trail_handoff) {
+      trail_handoff[0] = stamps[2];
+      trail_handoff[1] = stamps[3];
+    }
     __syncthreads();
     if (gridDim.x > 1 && !last_to_arrive(p.h.ticket_addr + sizeof(uint32_t), p.h.ticket_expect)) return;
-    if (threadIdx.x == 0) mpix_fence_sys();
+    if (tracer && !signaller) {
+      stamps[2] = trail_handoff[0];
+      stamps[3] = trail_handoff[1];
+    }
+    if (threadIdx.x == 0 && !(p.h.bits & mpix::work::kCountsUnordered)) mpix_fence_sys();
   }
   if (tracer) stamps[4] = mpix_clock_ns();
   __syncthreads();  // every cursor-relative value above is read before the counts advance cursors

@@ -217,6 +217,12 @@ enum LaunchBits : uint16_t {
   // block per lane, whose chunk loops run before the waits, each long receive waiting there for
   // its own message, so that no message of the list waits for another's.
   kChunked = 16,
+  // The counting signals order none of the launch's data (WorkList::counts_unordered): no system
+  // fence before them. A "free" count tells a peer its mailbox was read; every load of it fed a
+  // store or a branch of its thread before the block's barrier, and neither issues before the
+  // load's data arrived, so those loads are done before any count leaves (as a ring buffer's
+  // consumer hands back space without a fence).
+  kCountsUnordered = 32,
 };
 
 // Items of a launch, in order: leading signals (relaxed stores by block 0 before any wait: the

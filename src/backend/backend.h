@@ -60,6 +60,10 @@ struct WorkList {
   // Lists that ring a network doorbell: the word (device view; host memory) a list sets to 1 when
   // the watchdog skips its signals (work::LaunchHeader::skip_addr). 0: none.
   uint64_t skip_word = 0;
+  // Its counting signals order nothing of its data (work::kCountsUnordered): they advance this
+  // process's cursors and add to peers' "free" counts of mailboxes the list only read, and nobody
+  // reads what the list stored on seeing them (captured two-sided lists: no request records).
+  bool counts_unordered = false;
   bool empty() const {
     return waits.empty() && ops.empty() && signals.empty() && trailing_waits.empty() && trailing_ops.empty() &&
            leading_signals.empty();
@@ -74,6 +78,7 @@ struct WorkList {
     lead_window_id = 0;
     captured = false;
     skip_word = 0;
+    counts_unordered = false;
   }
 };
 

@@ -115,6 +115,7 @@ inline bool merge_captured(WorkList &into, WorkList next) {
     merged.window_id = next.window_id;
   }
   if (post_ahead || next.skip_word) merged.skip_word = next.skip_word;
+  merged.counts_unordered = into.counts_unordered && next.counts_unordered;
   // A list of signals alone orders no data: they can lead, before the next list's waits.
   if (signals_only(merged)) {
     std::vector<work::Item> counts;

@@ -294,6 +294,8 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
   list.watchdog_ns = core::config().watchdog_ns;
   list.window_id = ops.front()->ctx->id;
   list.captured = capturing;
+  // Replays write no records and count no lists: the counts are cursors and peers' "free" words.
+  list.counts_unordered = capturing;
   // Replays advance cursors the host cannot count: from now on the lists read them.
   if (capturing)
     for (const auto &op : ops) op->ctx->cursors_counted = false;

@@ -251,6 +251,21 @@ TEST_CASE("a two-sided wait's receives trail the sends started before it") {
   CHECK(counts_in(merged) == 3);
 }
 
+TEST_CASE("a merged list's counts go unfenced only where neither list's counts order data") {
+  // Captured two-sided lists count only cursors and peers' "free" words (WorkList::counts_unordered).
+  WorkList sends = send_list(), receives = receive_list();
+  sends.counts_unordered = receives.counts_unordered = true;
+  WorkList merged = sends;
+  REQUIRE(merge_captured(merged, receives));
+  CHECK(merged.counts_unordered);
+  WorkList fenced = send_list();  // e.g. an epoch's list: its counts retire what the host reads
+  REQUIRE(merge_captured(fenced, receives));
+  CHECK_FALSE(fenced.counts_unordered);
+  WorkList after = sends;
+  REQUIRE(merge_captured(after, receive_list()));
+  CHECK_FALSE(after.counts_unordered);
+}
+
 TEST_CASE("no list joins one whose counts a peer waits for") {
   // A receive's "free" would wait behind a later list's waits: if that list waited for the message
   // the sender can only send once the mailbox is free, neither side would move.

@@ -239,7 +239,8 @@ int DeviceBackend::for_each_launch(const WorkList &list, const ListKeys &keys, u
     // Trailing ops are copies, never ordered accumulates; a timed-out trailing wait skips them.
     const bool one_block = ordered && !after_trailing_waits;
     p.h.bits = bits | (one_block ? work::kOrdered : 0) | (after_trailing_waits ? work::kSkipIfWatchdogFired : 0) |
-               (list.captured ? work::kCheckAlive : 0) | (no_data ? work::kNoData : 0) | (chunked ? work::kChunked : 0);
+               (list.captured ? work::kCheckAlive : 0) | (no_data ? work::kNoData : 0) | (chunked ? work::kChunked : 0) |
+               (list.counts_unordered ? work::kCountsUnordered : 0);
     // Derived-datatype lists of many short runs are bound by their latency, not by bytes: a
     // block per pairs_per_block_ runs. Not per thread the runs take: every thread of a launch
     // walks every item, so blocks beyond the work cost instructions (doc/guide/datatypes.md).
