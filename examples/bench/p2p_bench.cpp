@@ -18,7 +18,8 @@
 //   Latency (the default): a round is a round trip, one message of the size each way. Sizes run from
 //   --min-bytes to a mailbox (doc/guide/two-sided.md; --max-bytes goes further), times --step.
 //   Host time (--host-time): instead of rounds, what each way's calls cost the CPU per message
-//   (p2p_host_time.h), beside one raw stream operation; JSON "host_time_us".
+//   (p2p_host_time.h), beside one raw stream operation; JSON "host_time_us". --calls per way (2000;
+//   more for a profile).
 //   Bandwidth (--bandwidth): a round is --window messages of the size from rank 0, into consecutive
 //   slices of rank 1's buffer, then an 8-byte acknowledgement back; GB/s = window x bytes / time per
 //   round. rma_stream puts the window in one epoch, as its latency round trip has one epoch per hop
@@ -45,7 +46,8 @@
 // whose rows add "rounds". A row is {"bytes": B, "<way>": value, ...}, the value a number or the reason
 // there is none ("not capturable", "over the mailbox").
 // Usage: mpiexec -n 2 p2p_bench [--iters N] [--reps N] [--warmup N] [--min-bytes B] [--max-bytes B]
-//                               [--step F] [--bandwidth] [--window N] [--graph] [--host-time] [--json FILE]
+//                               [--step F] [--bandwidth] [--window N] [--graph] [--host-time] [--calls N]
+//                               [--json FILE]
 #include <mpix/mpix_st.h>
 
 #include <algorithm>
@@ -77,7 +79,7 @@ constexpr const char *kOverMailbox = "over the mailbox";
 constexpr const char *kNotCapturable = "not capturable";
 
 struct Options {
-  int iters = 100, reps = 5, warmup = 10, step = 4, window = 8;
+  int iters = 100, reps = 5, warmup = 10, step = 4, window = 8, calls = 2000;
   size_t min_bytes = 8, max_bytes = 0;  // 0: the mailbox (latency), kBandwidthMax* (bandwidth)
   bool bandwidth = false, graph = false, host_time = false;
   std::string json;
@@ -98,6 +100,7 @@ Options parse(int argc, char **argv) {
     else if (a == "--bandwidth") o.bandwidth = true;
     else if (a == "--graph") o.graph = true;
     else if (a == "--host-time") o.host_time = true;
+    else if (a == "--calls") o.calls = std::max(100, std::atoi(next().c_str()));
     else if (a == "--json") o.json = next();
     else {
       std::fprintf(stderr, "p2p_bench: unknown option %s\n", a.c_str());
@@ -457,7 +460,7 @@ void write_json(const std::string &path, const Options &o, const std::vector<Way
 // mailboxes, NCCL connects), then the calls timed; rank 0 prints and writes the JSON. True where the
 // warm-up rounds' data arrived.
 bool host_time_mode(Pair &p, const Options &o, const std::vector<Way> &ways, const p2p_bench::VendorChoice &nccl) {
-  constexpr int kCalls = 2000;
+  const int calls = o.calls;
   const Round warm{8, 1, 8};
   bool ok = true;
   for (size_t w = 0; w < ways.size(); ++w) {
@@ -469,9 +472,9 @@ bool host_time_mode(Pair &p, const Options &o, const std::vector<Way> &ways, con
   }
   const p2p_bench::HostTimeSetup s{p.rank, p.peer, p.stream, p.queue_comm, p.stream_comm,
                                    p.queue, p.send, p.recv, p.vendor};
-  const std::vector<p2p_bench::HostTime> rows = p2p_bench::host_times(s, kCalls);
+  const std::vector<p2p_bench::HostTime> rows = p2p_bench::host_times(s, calls);
   if (p.rank != 0) return ok;
-  std::printf("p2p_bench backend=%s ranks=2 mode=host_time calls=%d nccl=%s\n", MPIX_St_backend_name(), kCalls,
+  std::printf("p2p_bench backend=%s ranks=2 mode=host_time calls=%d nccl=%s\n", MPIX_St_backend_name(), calls,
               nccl_text(nccl).c_str());
   if (!nccl.skipped.empty()) std::printf("nccl: skipped (%s)\n", nccl.skipped.c_str());
   p2p_bench::print_host_times(rows);
@@ -482,7 +485,7 @@ bool host_time_mode(Pair &p, const Options &o, const std::vector<Way> &ways, con
     return ok;
   }
   std::fprintf(f, "{\n  \"benchmark\": \"p2p_bench\",\n  \"backend\": \"%s\",\n", MPIX_St_backend_name());
-  std::fprintf(f, "  \"config\": {\"ranks\": 2, \"mode\": \"host_time\", \"calls\": %d, \"bytes\": 8},\n", kCalls);
+  std::fprintf(f, "  \"config\": {\"ranks\": 2, \"mode\": \"host_time\", \"calls\": %d, \"bytes\": 8},\n", calls);
   write_nccl_json(f, nccl);
   std::fprintf(f, "  \"data_check\": \"%s\"", ok ? "passed" : "failed");
   p2p_bench::write_host_times_json(f, rows);

@@ -290,7 +290,13 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
   }
   bool capturing = false;
   if (Result r = capture_state(q, ops, &capturing)) return r;
-  gpu::WorkList list;
+  // Scratch kept per thread (every call's path; emptied, capacity kept): nothing below enqueues
+  // another list before this one went.
+  thread_local gpu::WorkList list;
+  thread_local std::vector<work::Item> chunks, tail;
+  list.clear();
+  chunks.clear();
+  tail.clear();
   list.watchdog_ns = core::config().watchdog_ns;
   list.window_id = ops.front()->ctx->id;
   list.captured = capturing;
@@ -320,7 +326,6 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
       if (!op->send && op->ctx->local[op->peer] >= 0 && looked.emplace(op->ctx.get(), op->peer).second)
         map_sources(*op->ctx, op->peer);
   }
-  std::vector<work::Item> chunks, tail;
   for (const auto &op : ops) {
     const Route rt = route_of(*op, box_index(op->channel, op->use));
     if (sends) send_items(list, *op, rt);
@@ -402,42 +407,66 @@ bool reuses_chunking_mailbox(const Queue &q, const std::vector<std::shared_ptr<O
 using Key = std::tuple<Context *, int, int>;
 Key key_of(const Op &op) { return {op.ctx.get(), op.peer, op.channel}; }
 
-// Takes from q.waiting the sends (or receives) that go in one list, in program order: at most
-// kMailboxes consecutive messages of each (context, peer, channel), since a list holding messages n
-// and n + kMailboxes would wait for its own end (n + kMailboxes reuses n's mailbox, which the
-// receive of n frees). An operation held back holds back the later ones of its channel. A receive from
-// this rank itself waits for a list after the one holding its send, unless `force`. `limit`: only
-// receives of these channels up to these message numbers.
-std::vector<std::shared_ptr<Op>> pick(Queue &q, bool sends, bool force, const std::map<Key, uint64_t> *limit) {
-  std::vector<std::shared_ptr<Op>> out, rest;
-  std::map<Key, uint64_t> first_of;  // the first message number this list takes per channel
-  std::set<Key> held;
+// Per (context, peer, channel), a message number: a list's first message of the channel, or a
+// limit. A flat table: a call touches a few channels, and it is on every call's path (a map's
+// nodes cost an allocation each).
+struct ChannelNumbers {
+  std::vector<std::pair<Key, uint64_t>> v;
+  uint64_t *find(const Key &k) {
+    for (auto &[key, n] : v)
+      if (key == k) return &n;
+    return nullptr;
+  }
+  const uint64_t *find(const Key &k) const { return const_cast<ChannelNumbers *>(this)->find(k); }
+  // The number kept for k (`n` where k had none).
+  uint64_t &emplace(const Key &k, uint64_t n) {
+    if (uint64_t *at = find(k)) return *at;
+    v.emplace_back(k, n);
+    return v.back().second;
+  }
+};
+
+// Takes from q.waiting the sends (or receives) that go in one list, in program order, into `out`
+// (emptied first): at most kMailboxes consecutive messages of each (context, peer, channel), since
+// a list holding messages n and n + kMailboxes would wait for its own end (n + kMailboxes reuses
+// n's mailbox, which the receive of n frees). An operation held back holds back the later ones of
+// its channel. A receive from this rank itself waits for a list after the one holding its send,
+// unless `force`. `limit`: only receives of these channels up to these message numbers.
+void pick(Queue &q, bool sends, bool force, const ChannelNumbers *limit, std::vector<std::shared_ptr<Op>> &out) {
+  thread_local std::vector<std::shared_ptr<Op>> rest;
+  thread_local ChannelNumbers first_of, held;  // held: channels whose next message waits
+  out.clear();
+  rest.clear();
+  first_of.v.clear();
+  held.v.clear();
   for (auto &op : q.waiting) {
     const Key k = key_of(*op);
-    if (op->send != sends || (limit && !sends && (!limit->count(k) || op->use > limit->at(k)))) {
-      rest.push_back(op);
+    const uint64_t *up_to = limit && !sends ? limit->find(k) : nullptr;
+    if (op->send != sends || (limit && !sends && (!up_to || op->use > *up_to))) {
+      rest.push_back(std::move(op));
       continue;
     }
-    bool take = !held.count(k) && op->use - first_of.emplace(k, op->use).first->second < kMailboxes;
+    bool take = !held.find(k) && op->use - first_of.emplace(k, op->use) < kMailboxes;
     if (take && !sends && !force && op->peer == op->ctx->rank) take = op->use < op->ctx->listed_self[op->channel];
     if (!take) {
-      held.insert(k);
-      rest.push_back(op);
+      held.emplace(k, 0);
+      rest.push_back(std::move(op));
       continue;
     }
-    out.push_back(op);
+    out.push_back(std::move(op));
   }
   q.waiting.swap(rest);
+  rest.clear();
   if (sends)
     for (const auto &op : out)
       if (op->peer == op->ctx->rank) ++op->ctx->listed_self[op->channel];
-  return out;
 }
 
 // Every waiting send goes in lists now: one list per kMailboxes messages of the channel with the most.
 Result emit_sends(Queue &q) {
+  std::vector<std::shared_ptr<Op>> s;
   for (;;) {
-    std::vector<std::shared_ptr<Op>> s = pick(q, true, false, nullptr);
+    pick(q, true, false, nullptr, s);
     if (s.empty()) return ok();
     if (reuses_chunking_mailbox(q, s))
       if (Result r = send_chunks(q)) return r;
@@ -703,18 +732,19 @@ Result flush(Queue &q, const std::vector<Op *> *only) {
   if (Result r = capture_state(q, q.waiting, &capturing)) return r;
   if (Result r = capture_state(q, q.chunking, &capturing)) return r;
   if (Result r = emit_sends(q)) return r;
-  std::map<Key, uint64_t> limit;
+  ChannelNumbers limit;
   if (only)
     for (const Op *op : *only) {
       if (op->send || op->list != 0 || !op->ctx) continue;
-      auto [it, fresh] = limit.emplace(key_of(*op), op->use);
-      if (!fresh) it->second = std::max(it->second, op->use);
+      uint64_t &up_to = limit.emplace(key_of(*op), op->use);
+      up_to = std::max(up_to, op->use);
     }
-  const std::map<Key, uint64_t> *lim = only ? &limit : nullptr;
+  const ChannelNumbers *lim = only ? &limit : nullptr;
+  std::vector<std::shared_ptr<Op>> r;
   while (!q.waiting.empty()) {
-    std::vector<std::shared_ptr<Op>> r = pick(q, false, false, lim);
+    pick(q, false, false, lim, r);
     // Only receives from this rank itself before their sends: the stream waits, as MPI would.
-    if (r.empty()) r = pick(q, false, true, lim);
+    if (r.empty()) pick(q, false, true, lim, r);
     if (r.empty()) break;
     // Chunked sends whose header went out move with the first receives, so that an exchange of
     // long messages never waits for itself.
