@@ -131,7 +131,12 @@ ofi::Region local_region(RemoteState &s, const RemoteOp &op, uint64_t last_use) 
 Result post_ops(Window &w, const std::vector<RemoteOp> &ops, ofi::Counter trigger, uint64_t ring) {
   RemoteState &s = *w.remote;
   ofi::Fabric &f = internode::fabric();
-  const ofi::Trigger on_doorbell{trigger, ring, s.op_done};
+  // Accumulates of one origin to the same elements apply in program order (MPI's default
+  // accumulate_ordering): one that overlaps an earlier one starts a wave, which fires once every
+  // operation posted before it has completed, and every later operation of the epoch fires with
+  // it. A counter tells how many of its operations completed, not which: an operation fired by the
+  // doorbell after the overlapping one could complete first and count toward its threshold.
+  ofi::Trigger wave{trigger, ring, s.op_done};
   AccumulatedSpans accumulated;  // by the accumulates posted so far in this epoch
   release_completed_origins(s, false);
   for (size_t i = 0, n = 0; i < ops.size(); i += n) {
@@ -147,8 +152,8 @@ Result post_ops(Window &w, const std::vector<RemoteOp> &ops, ofi::Counter trigge
         if (!local) return transport_failure("registering an origin buffer");
         pieces[k] = {p.staged ? p.staged : p.origin, local, p.offset, p.bytes};
       }
-      const ofi::Status st = op.kind == RemoteKind::put ? f.triggered_put_pieces(pieces, n, peer, target, on_doorbell)
-                                                        : f.triggered_get_pieces(pieces, n, peer, target, on_doorbell);
+      const ofi::Status st = op.kind == RemoteKind::put ? f.triggered_put_pieces(pieces, n, peer, target, wave)
+                                                        : f.triggered_get_pieces(pieces, n, peer, target, wave);
       if (st) return transport_failure("posting a triggered operation");
       ++s.ops_posted;
       continue;
@@ -158,15 +163,12 @@ Result post_ops(Window &w, const std::vector<RemoteOp> &ops, ofi::Counter trigge
     if (!local) return transport_failure("registering an origin buffer");
     void *const source = op.staged ? op.staged : op.origin;
     const uint64_t chunk = chunk_bytes(op);
-    // Accumulates of one origin to the same elements apply in program order (MPI's default
-    // accumulate_ordering): one that overlaps an earlier one fires once every operation posted
-    // before it has completed. Others all fire on the doorbell.
-    ofi::Trigger when = on_doorbell;
     if (op.kind == RemoteKind::accumulate) {
       if (accumulated.overlaps(op.target, op.offset, op.offset + op.bytes))
-        when = ofi::Trigger{s.op_done, s.ops_posted, s.op_done};
+        wave = ofi::Trigger{s.op_done, s.ops_posted, s.op_done};
       accumulated.add(op.target, op.offset, op.offset + op.bytes);
     }
+    const ofi::Trigger when = wave;
     for (uint64_t done = 0, bytes = 0; done < op.bytes; done += bytes) {
       char *origin = static_cast<char *>(source) + done;
       const uint64_t offset = op.offset + done;

@@ -343,7 +343,11 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
   }
   list.ops.insert(list.ops.end(), chunks.begin(), chunks.end());
   list.ops.insert(list.ops.end(), tail.begin(), tail.end());
-  if (remote) net::ring(list, q);
+  if (remote)
+    if (Result r = net::ring(list, q)) {
+      net::ring_lost(q);
+      return r;
+    }
   core::place_pair_lists_on_device(list, capturing);
   // Statuses of MPICH's stream waits on GPU backends: a host call after the list counts it.
   std::unique_ptr<StatusCopies> statuses;

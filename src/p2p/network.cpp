@@ -44,9 +44,8 @@ Result make_bell(Queue &q) {
     return fail(core::resource_error_class(), "the queue's doorbell: " + be.last_error());
   std::memset(b->mem.host, 0, 2 * sizeof(uint64_t));
   b->trigger = f.make_counter();
-  b->op_done = f.make_counter();
   b->signal_done = f.make_counter();
-  if (!b->trigger || !b->op_done || !b->signal_done) return internode::transport_failure("making the queue's counters");
+  if (!b->trigger || !b->signal_done) return internode::transport_failure("making the queue's counters");
   auto *words = static_cast<uint64_t *>(b->mem.host);
   b->watch_id = internode::doorbells().watch(words, b->trigger, words + kSkipWord);
   q.bell = b;
@@ -56,6 +55,13 @@ Result make_bell(Queue &q) {
 }
 
 uint64_t flag_offset(uint64_t word) { return word * sizeof(uint64_t); }
+
+// The counters of a doorbell, for settling and releasing them together.
+std::vector<ofi::Counter> counters_of(const Bell &b) {
+  std::vector<ofi::Counter> group{b.trigger, b.signal_done};
+  for (const Bell::PutCounter &p : b.puts) group.push_back(p.done);
+  return group;
+}
 
 std::atomic_ref<uint64_t> skip_word(const Bell &b) { return std::atomic_ref<uint64_t>(static_cast<uint64_t *>(b.mem.host)[kSkipWord]); }
 
@@ -173,7 +179,7 @@ void detach(Context &c) {
 namespace mpix::p2p::net {
 
 Bell::~Bell() {
-  if (!internode::available() && trigger && op_done && signal_done) {
+  if (!internode::available() && trigger && signal_done) {
     ofi::Fabric &f = internode::fabric();
     // Rings the stream stored reach the counter through the agent: wait for them before it stops
     // watching (the queue's lists have run), unless the doorbell stopped.
@@ -181,7 +187,7 @@ Bell::~Bell() {
       (void)f.wait(trigger, std::atomic_ref<uint64_t>(*static_cast<uint64_t *>(mem.host)).load(std::memory_order_acquire),
                    internode::wait_limit_ms());
     if (watch_id) internode::doorbells().unwatch(watch_id);
-    const std::vector<ofi::Counter> group{trigger, op_done, signal_done};
+    const std::vector<ofi::Counter> group = counters_of(*this);
     size_t never = 0;
     (void)f.settle(group, internode::wait_limit_ms(), &never);
     internode::forget_completed(signal_done);
@@ -200,30 +206,75 @@ uint64_t list_budget() {
   return std::max<uint64_t>(1, internode::budget().capacity() / 2);
 }
 
+// The completion counter of the puts of ring `ring` (the queue's next), chosen at its first put:
+// one whose puts all completed, else a new one, else the one used longest ago, once its puts
+// completed (bounded by the watchdog; MPIX_ST_THROTTLE=app reports instead). A ring with puts
+// takes at least two of the triggered-operation budget (a put, a signal), so up to half the budget
+// in counters the host never waits here where the budget would not make it wait anyway.
+Result put_counter(Bell &b, uint64_t ring, Bell::PutCounter **out) {
+  if (b.ring_puts >= 0 && b.puts[b.ring_puts].last_ring == ring) {
+    *out = &b.puts[b.ring_puts];
+    return ok();
+  }
+  ofi::Fabric &f = internode::fabric();
+  int pick = -1, oldest = -1;
+  for (size_t i = 0; i < b.puts.size() && pick < 0; ++i) {
+    const Bell::PutCounter &p = b.puts[i];
+    if (f.read(p.done) >= p.posted) pick = static_cast<int>(i);
+    else if (oldest < 0 || p.last_ring < b.puts[oldest].last_ring) oldest = static_cast<int>(i);
+  }
+  if (pick < 0 && b.puts.size() < std::max<uint64_t>(1, internode::budget().capacity() / 2)) {
+    if (const ofi::Counter c = f.make_counter()) {
+      b.puts.push_back({c, 0, 0});
+      pick = static_cast<int>(b.puts.size()) - 1;
+    } else if (b.puts.empty()) {
+      return internode::transport_failure("making a completion counter for messages");
+    }  // else the provider has no more: wait for one
+  }
+  if (pick < 0) {
+    if (skip_word(b).load(std::memory_order_acquire))
+      return fail(MPI_ERR_OTHER, "an earlier list of this queue was cut short by the watchdog: its doorbell no longer "
+                                 "rings, so no message toward another node can go on it");
+    const std::string earlier = "the messages toward other nodes of " + std::to_string(b.puts.size()) +
+                                " earlier lists of this queue have not completed";
+    if (internode::budget().mode() == throttle::Mode::app)
+      return fail(core::resource_error_class(), earlier + " (MPIX_ST_THROTTLE=app never waits): synchronize the stream "
+                                                          "every few iterations, or set MPIX_ST_THROTTLE=static or adaptive");
+    Bell::PutCounter &p = b.puts[oldest];
+    if (f.wait(p.done, p.posted, internode::wait_limit_ms()))
+      return fail(MPI_ERR_OTHER, earlier + " within the watchdog (" + std::to_string(internode::wait_limit_ms()) + " ms)");
+    pick = oldest;
+  }
+  b.ring_puts = pick;
+  b.puts[pick].last_ring = ring;
+  *out = &b.puts[pick];
+  return ok();
+}
+
 Result post_send(const Op &op, Queue &q) {
   if (Result e = make_bell(q)) return e;
   const Remote &r = *op.ctx->remote;
   Bell &b = *q.bell;
   ofi::Fabric &f = internode::fabric();
   const int box = box_index(op.channel, op.use), ri = r.index[op.peer], mine = r.my_index[op.peer];
-  // Header and data in puts of at most what the provider carries, then the full word's add,
-  // chained to their completion: one reservation for all.
+  const uint64_t ring = b.rings + 1;
+  Bell::PutCounter *puts = nullptr;
+  if (Result e = put_counter(b, ring, &puts)) return e;
+  // Header and data in puts of at most what the provider carries, then the full word's add, which
+  // ring() chains to the ring's puts: one reservation for all.
   const uint64_t total = kDataAt + op.bytes, most = f.max_put_bytes();
   if (Result e = internode::reserve(operations(op), b.signal_done, b.signals_posted + 1)) return e;
-  const uint64_t ring = b.rings + 1;
   const uint64_t at_peer = r.offset(mine, box);
   const char *from = r.staging_host(op.peer, box);
   for (uint64_t done = 0; done < total; done += most) {
     const uint64_t n = std::min(most, total - done);
     if (f.triggered_put(from + done, n, r.staging_reg, r.world[op.peer], r.peer_areas[ri], at_peer + done,
-                        ofi::Trigger{b.trigger, ring, b.op_done}))
+                        ofi::Trigger{b.trigger, ring, puts->done}))
       return internode::transport_failure("posting a message's triggered put");
-    ++b.ops_posted;
+    ++puts->posted;
   }
-  if (f.triggered_atomic_add_u64(1, r.world[op.peer], r.peer_flags[ri], flag_offset(kRemoteFlags.full(mine, box)),
-                                 ofi::Trigger{b.op_done, b.ops_posted, b.signal_done}))
-    return internode::transport_failure("posting a message's triggered signal");
-  ++b.signals_posted;
+  b.pending.push_back({r.world[op.peer], r.peer_flags[ri], flag_offset(kRemoteFlags.full(mine, box))});
+  ++b.signals_posted;  // its reservation completes with it
   return ok();
 }
 
@@ -241,17 +292,27 @@ Result post_receive(const Op &op, Queue &q) {
   return ok();
 }
 
-void ring(gpu::WorkList &list, Queue &q) {
+Result ring(gpu::WorkList &list, Queue &q) {
   Bell &b = *q.bell;
+  ofi::Fabric &f = internode::fabric();
+  const Bell::PutCounter *puts = b.pending.empty() ? nullptr : &b.puts[b.ring_puts];
+  for (const Bell::Signal &s : b.pending)
+    if (f.triggered_atomic_add_u64(1, s.world, s.flags, s.offset, ofi::Trigger{puts->done, puts->posted, b.signal_done})) {
+      b.pending.clear();
+      return internode::transport_failure("posting a message's triggered signal");
+    }
+  b.pending.clear();
   auto *words = static_cast<uint64_t *>(b.mem.device);
   ++b.rings;
   list.skip_word = reinterpret_cast<uint64_t>(words + kSkipWord);
   list.signals.push_back(core::signal_item(words, b.rings));
   internode::doorbells().arm(b.watch_id, b.rings);  // the agent watches closely until it rings
+  return ok();
 }
 
 void ring_lost(Queue &q) {
   if (!q.bell) return;
+  q.bell->pending.clear();
   skip_word(*q.bell).store(1, std::memory_order_release);
 }
 
@@ -260,7 +321,7 @@ void settle(Queue &q) {
   // After a stopped doorbell, operations of the lists that did not ring never run.
   if (skip_word(*q.bell).load(std::memory_order_acquire)) return;
   ofi::Fabric &f = internode::fabric();
-  (void)f.wait(q.bell->op_done, q.bell->ops_posted, internode::wait_limit_ms());
+  for (const Bell::PutCounter &p : q.bell->puts) (void)f.wait(p.done, p.posted, internode::wait_limit_ms());
   (void)f.wait(q.bell->signal_done, q.bell->signals_posted, internode::wait_limit_ms());
 }
 

@@ -75,19 +75,42 @@ void detach(Context &c);
 
 // A queue's doorbell: the stream stores ring counts into a host-mapped word that the transport's
 // doorbell agent forwards to the trigger counter of the operations posted for them.
+//
+// A completion counter says how many of its operations completed, not which, and the provider
+// completes them in any order; so a "full" signal chained on a counter that also counts puts of a
+// later ring (or of another message of its own ring) could fire before its message landed. The
+// puts of a ring therefore complete on a counter that no other ring's puts use while they run (one
+// whose earlier puts all completed, else a new one, up to half the triggered-operation budget, else
+// the host waits for the oldest; MPIX_ST_THROTTLE=app reports instead of waiting), and every signal
+// of the ring is chained on the ring's last put: a receiver's "full" says that all of them landed.
 struct Bell {
   gpu::HostMapped mem;  // word 0: rings; word 1: the skip word
-  ofi::Counter trigger, op_done, signal_done;
-  uint64_t rings = 0, ops_posted = 0, signals_posted = 0;
+  ofi::Counter trigger, signal_done;
+  struct PutCounter {
+    ofi::Counter done;
+    uint64_t posted = 0;     // puts counted on it
+    uint64_t last_ring = 0;  // the ring of the latest of them
+  };
+  std::vector<PutCounter> puts;
+  int ring_puts = -1;  // the counter of the ring being posted (index in puts), -1: none chosen yet
+  uint64_t rings = 0, signals_posted = 0;
   uint64_t watch_id = 0;
+  // The signals of the ring being posted (post_send), chained on its puts by ring().
+  struct Signal {
+    int world;
+    ofi::RemoteRegion flags;
+    uint64_t offset;
+  };
+  std::vector<Signal> pending;
   ~Bell();
 };
 
 // Posts the triggered operations of a send to (a receive from) a peer on another node, fired by
-// the queue's next ring, which `ring` adds to the list once after all its messages' items.
+// the queue's next ring, which `ring` adds to the list once after all its messages' items (and
+// posts the sends' "full" signals, chained on the ring's puts).
 core::Result post_send(const Op &op, Queue &q);
 core::Result post_receive(const Op &op, Queue &q);
-void ring(gpu::WorkList &list, Queue &q);
+core::Result ring(gpu::WorkList &list, Queue &q);
 // Triggered operations `op` takes (0 for a node-local peer), and the most one list may take: half
 // the budget, so that a list never waits for the completion of its own operations, which only its
 // ring fires.

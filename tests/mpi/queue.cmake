@@ -46,6 +46,10 @@ mpix_mpi_runs(queue_graph SUFFIX nomerge NP 2 GPU_NP 2 ENV MPIX_ST_GRAPH_MERGE=0
 # shorter, longer and uncommitted cases.
 mpix_mpi_program(queue_datatypes)
 mpix_mpi_runs(queue_datatypes NP 2 3)
+# A hundred send lists enqueued behind a stream held by a receive that its sender makes only after
+# a barrier: the host never waits for the stream below the triggered-operation budget.
+mpix_mpi_program(queue_lists_ahead)
+mpix_mpi_runs(queue_lists_ahead NP 2)
 # Across virtual nodes (the messages through the inter-node transport, libfabric's sockets
 # provider): every peer on another node, and nodes of two ranks (node-local and remote peers in one
 # list); a captured call toward another node is refused.
@@ -55,6 +59,7 @@ if(TARGET mpixst_ofi)
     mpix_vnode_run(${t} 4 2)
   endforeach()
   mpix_vnode_run(queue_soak 3 1)
+  mpix_vnode_run(queue_lists_ahead 2 1)
   # Throttled: a budget of 64 triggered operations, far fewer than the messages in flight.
   mpix_vnode_run(queue_soak 2 1 SUFFIX throttled ENV "MPIX_ST_THROTTLE=adaptive;MPIX_ST_TRIGGERED_OPS_MAX=64")
   mpix_vnode_run(queue_graph 2 1 SUFFIX across_nodes ARGS --across-nodes)
