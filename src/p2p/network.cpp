@@ -220,7 +220,7 @@ Result put_counter(Bell &b, uint64_t ring, Bell::PutCounter **out) {
   int pick = -1, oldest = -1;
   for (size_t i = 0; i < b.puts.size() && pick < 0; ++i) {
     const Bell::PutCounter &p = b.puts[i];
-    if (f.read(p.done) >= p.posted) pick = static_cast<int>(i);
+    if (f.read(p.done) + f.read_errors(p.done) >= p.posted) pick = static_cast<int>(i);  // none still running
     else if (oldest < 0 || p.last_ring < b.puts[oldest].last_ring) oldest = static_cast<int>(i);
   }
   if (pick < 0 && b.puts.size() < std::max<uint64_t>(1, internode::budget().capacity() / 2)) {
@@ -232,9 +232,6 @@ Result put_counter(Bell &b, uint64_t ring, Bell::PutCounter **out) {
     }  // else the provider has no more: wait for one
   }
   if (pick < 0) {
-    if (skip_word(b).load(std::memory_order_acquire))
-      return fail(MPI_ERR_OTHER, "an earlier list of this queue was cut short by the watchdog: its doorbell no longer "
-                                 "rings, so no message toward another node can go on it");
     const std::string earlier = "the messages toward other nodes of " + std::to_string(b.puts.size()) +
                                 " earlier lists of this queue have not completed";
     if (internode::budget().mode() == throttle::Mode::app)
@@ -251,8 +248,17 @@ Result put_counter(Bell &b, uint64_t ring, Bell::PutCounter **out) {
   return ok();
 }
 
+// Operations of a stopped doorbell would never fire: the call fails instead of its stream waiting.
+Result doorbell_rings(const Bell &b) {
+  if (!skip_word(b).load(std::memory_order_acquire)) return ok();
+  return fail(MPI_ERR_OTHER, "an earlier list of this queue toward another node was cut short (the watchdog, or a "
+                             "failed call): its doorbell no longer rings, so no message toward another node can go on "
+                             "this queue");
+}
+
 Result post_send(const Op &op, Queue &q) {
   if (Result e = make_bell(q)) return e;
+  if (Result e = doorbell_rings(*q.bell)) return e;
   const Remote &r = *op.ctx->remote;
   Bell &b = *q.bell;
   ofi::Fabric &f = internode::fabric();
@@ -280,6 +286,7 @@ Result post_send(const Op &op, Queue &q) {
 
 Result post_receive(const Op &op, Queue &q) {
   if (Result e = make_bell(q)) return e;
+  if (Result e = doorbell_rings(*q.bell)) return e;
   const Remote &r = *op.ctx->remote;
   Bell &b = *q.bell;
   ofi::Fabric &f = internode::fabric();
