@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "core/config.h"
 #include "core/window_setup.h"
@@ -58,13 +60,19 @@ void release(Context *c) {
 }
 
 // The context outlives its communicator while operations hold it (shared_ptr); the attribute holds
-// one reference. Its memory goes when the communicator does.
+// one reference. Its memory goes when the communicator does. A communicator whose ranks did not
+// all come to its first call holds no context, only why (every later call reports it).
 struct Holder {
   std::shared_ptr<Context> ctx;
+  std::string failed;
 };
 
 int delete_attribute(MPI_Comm, int, void *value, void *) {
   auto *h = static_cast<Holder *>(value);
+  if (!h->ctx) {
+    delete h;
+    return MPI_SUCCESS;
+  }
   {
     std::lock_guard<std::recursive_mutex> guard(lock());
     g_alive.erase(h->ctx.get());
@@ -95,6 +103,34 @@ uint64_t slot_bytes_setting(gpu::Backend &be) {
   using settings::Id;
   if (settings::is_set(Id::MPIX_ST_P2P_SLOT_KIB)) return settings::number(Id::MPIX_ST_P2P_SLOT_KIB) * 1024;
   return std::string(be.name()) == "host" ? kSlotBytesHost : kSlotBytesDevice;
+}
+
+// Whether every rank of comm came to its first two-sided call within the watchdog. The call is
+// collective, and a rank that never makes it would leave the others in the set-up's collectives
+// for good: with MPIX_ST_WATCHDOG_MS set, two nonblocking barriers bounded by it come first. A rank
+// that gives up never joins the second, so one that arrives after it (its first barrier matched
+// by the one left behind) gives up there too, instead of entering the set-up alone. The barriers
+// left behind cannot be cancelled (MPI forbids it for collectives): they stay pending.
+core::Result all_arrive(MPI_Comm comm) {
+  const uint64_t limit_ns = core::config().watchdog_ns;
+  if (limit_ns == 0) return core::ok();
+  for (int round = 0; round < 2; ++round) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (PMPI_Ibarrier(comm, &req) != MPI_SUCCESS) return core::fail(MPI_ERR_OTHER, "the set-up's barrier failed");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(limit_ns);
+    for (int done = 0; !done;) {
+      PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      if (done) break;
+      if (std::chrono::steady_clock::now() >= deadline)
+        return core::fail(MPI_ERR_OTHER,
+                          "not every rank of the communicator made its first two-sided call within MPIX_ST_WATCHDOG_MS (" +
+                              std::to_string(limit_ns / 1000000) +
+                              " ms): that call is collective (it makes the mailbox memory), so every rank must make "
+                              "one; two-sided calls on this communicator fail from now on");
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+  return core::ok();
 }
 
 core::Result build(Context &c, MPI_Comm comm) {
@@ -255,7 +291,9 @@ core::Result context_of(MPI_Comm comm, bool capturing, std::shared_ptr<Context> 
   if (PMPI_Comm_get_attr(comm, g_keyval, &value, &found) != MPI_SUCCESS)
     return core::fail(MPI_ERR_COMM, "invalid communicator");
   if (found) {
-    *out = static_cast<Holder *>(value)->ctx;
+    const Holder &h = *static_cast<Holder *>(value);
+    if (!h.ctx) return core::fail(MPI_ERR_OTHER, h.failed);
+    *out = h.ctx;
     return core::ok();
   }
   if (capturing)
@@ -266,6 +304,10 @@ core::Result context_of(MPI_Comm comm, bool capturing, std::shared_ptr<Context> 
     if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_attribute, &g_self_keyval, nullptr) != MPI_SUCCESS)
       return core::fail(MPI_ERR_OTHER, "cannot create the attribute key of two-sided state");
     PMPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, nullptr);
+  }
+  if (core::Result r = all_arrive(comm)) {
+    PMPI_Comm_set_attr(comm, g_keyval, new Holder{nullptr, r.message});
+    return r;
   }
   auto c = std::make_shared<Context>();
   c->comm = comm;

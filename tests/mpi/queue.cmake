@@ -46,6 +46,10 @@ mpix_mpi_runs(queue_graph SUFFIX nomerge NP 2 GPU_NP 2 ENV MPIX_ST_GRAPH_MERGE=0
 # shorter, longer and uncommitted cases.
 mpix_mpi_program(queue_datatypes)
 mpix_mpi_runs(queue_datatypes NP 2 3)
+# A rank that never comes to a communicator's first (collective) call: the others get an error
+# within the watchdog, not a hang; so does that rank when it comes late.
+mpix_mpi_program(queue_absent_rank)
+mpix_mpi_runs(queue_absent_rank NP 2 3 WATCHDOG_MS 2000)
 # A hundred send lists enqueued behind a stream held by a receive that its sender makes only after
 # a barrier: the host never waits for the stream below the triggered-operation budget.
 mpix_mpi_program(queue_lists_ahead)
