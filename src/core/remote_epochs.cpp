@@ -168,19 +168,18 @@ Result post_ops(Window &w, const std::vector<RemoteOp> &ops, ofi::Counter trigge
         wave = ofi::Trigger{s.op_done, s.ops_posted, s.op_done};
       accumulated.add(op.target, op.offset, op.offset + op.bytes);
     }
-    const ofi::Trigger when = wave;
     for (uint64_t done = 0, bytes = 0; done < op.bytes; done += bytes) {
       char *origin = static_cast<char *>(source) + done;
       const uint64_t offset = op.offset + done;
       bytes = std::min(chunk, op.bytes - done);
       ofi::Status st = ofi::kOk;
       switch (op.kind) {
-        case RemoteKind::put: st = f.triggered_put(origin, bytes, local, peer, target, offset, when); break;
-        case RemoteKind::get: st = f.triggered_get(origin, bytes, local, peer, target, offset, when); break;
+        case RemoteKind::put: st = f.triggered_put(origin, bytes, local, peer, target, offset, wave); break;
+        case RemoteKind::get: st = f.triggered_get(origin, bytes, local, peer, target, offset, wave); break;
         case RemoteKind::accumulate: {
           const ofi::AtomicType type = atomic_type(op.dtype);
           st = f.triggered_accumulate(origin, bytes / ofi::atomic_type_bytes(type), type, atomic_op(op.op), local, peer,
-                                      target, offset, when);
+                                      target, offset, wave);
           break;
         }
       }

@@ -114,22 +114,13 @@ uint64_t slot_bytes_setting(gpu::Backend &be) {
 core::Result all_arrive(MPI_Comm comm) {
   const uint64_t limit_ns = core::config().watchdog_ns;
   if (limit_ns == 0) return core::ok();
-  for (int round = 0; round < 2; ++round) {
-    MPI_Request req = MPI_REQUEST_NULL;
-    if (PMPI_Ibarrier(comm, &req) != MPI_SUCCESS) return core::fail(MPI_ERR_OTHER, "the set-up's barrier failed");
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(limit_ns);
-    for (int done = 0; !done;) {
-      PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
-      if (done) break;
-      if (std::chrono::steady_clock::now() >= deadline)
-        return core::fail(MPI_ERR_OTHER,
-                          "not every rank of the communicator made its first two-sided call within MPIX_ST_WATCHDOG_MS (" +
-                              std::to_string(limit_ns / 1000000) +
-                              " ms): that call is collective (it makes the mailbox memory), so every rank must make "
-                              "one; two-sided calls on this communicator fail from now on");
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-  }
+  for (int round = 0; round < 2; ++round)
+    if (!barrier_within(comm, std::chrono::nanoseconds(limit_ns)))
+      return core::fail(MPI_ERR_OTHER,
+                        "not every rank of the communicator made its first two-sided call within MPIX_ST_WATCHDOG_MS (" +
+                            std::to_string(limit_ns / 1000000) +
+                            " ms): that call is collective (it makes the mailbox memory), so every rank must make "
+                            "one; two-sided calls on this communicator fail from now on");
   return core::ok();
 }
 
@@ -279,6 +270,18 @@ uint64_t *Context::sent_cursor(int peer, int box) const {
 }
 uint64_t *Context::received_cursor(int peer, int box) const {
   return flags + kLocalFlags.received_cursor(nlocal, local[peer], box);
+}
+
+bool barrier_within(MPI_Comm comm, std::chrono::nanoseconds limit) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (PMPI_Ibarrier(comm, &req) != MPI_SUCCESS) return false;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (int done = 0;;) {
+    PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 core::Result context_of(MPI_Comm comm, bool capturing, std::shared_ptr<Context> *out) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -80,6 +81,10 @@ struct Context {
 // The communicator's context, made now (collectively) if it has none. `capturing`: the stream is
 // being captured, where making one is not possible.
 core::Result context_of(MPI_Comm comm, bool capturing, std::shared_ptr<Context> *out);
+
+// Whether every rank of comm arrived at a nonblocking barrier within `limit` (false also where the
+// barrier could not start). One left behind stays pending: MPI cannot cancel a collective.
+bool barrier_within(MPI_Comm comm, std::chrono::nanoseconds limit);
 
 // Records that `queue` enqueued work using ctx's memory, as its `lists`-th list.
 void note_user(Context &ctx, const std::shared_ptr<Queue> &queue, uint64_t lists);

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <thread>
 
 #include "context.h"
 #include "core/config.h"
@@ -139,24 +138,11 @@ Result attach(Context &c, const std::vector<topo::Locality> &where) {
   return ok();
 }
 
-// Whether every rank of r.sync arrived at a barrier within the watchdog.
-bool all_arrived(Remote &r) {
-  MPI_Request req = MPI_REQUEST_NULL;
-  if (PMPI_Ibarrier(r.sync, &req) != MPI_SUCCESS) return false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(internode::wait_limit_ms());
-  for (int done = 0;;) {
-    PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (done) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
-
 void detach(Context &c) {
   if (!c.remote) return;
   Remote &r = *c.remote;
   if (!internode::available()) {  // else the transport is closed already (MPI_Finalize)
-    if (r.sync != MPI_COMM_NULL && !all_arrived(r)) {
+    if (r.sync != MPI_COMM_NULL && !barrier_within(r.sync, std::chrono::milliseconds(internode::wait_limit_ms()))) {
       std::fprintf(stderr, "mpix-st: a rank of communicator %u did not reach MPI_Comm_free within the watchdog; the "
                            "memory its peers on other nodes reach is leaked\n", c.id);
       c.remote.reset();
