@@ -452,11 +452,17 @@ struct ChannelNumbers {
 };
 
 // Takes from q.waiting the sends (or receives) that go in one list, in program order, into `out`
-// (emptied first): at most kMailboxes consecutive messages of each (context, peer, channel), since
-// a list holding messages n and n + kMailboxes would wait for its own end (n + kMailboxes reuses
-// n's mailbox, which the receive of n frees). An operation held back holds back the later ones of
-// its channel. A receive from this rank itself waits for a list after the one holding its send,
-// unless `force`. `limit`: only receives of these channels up to these message numbers.
+// (emptied first): of each (context, peer, channel), messages of one round only (n = 8r .. 8r + 7,
+// kMailboxes of them). A list holding messages n and n + kMailboxes would wait for its own end
+// (n + kMailboxes reuses n's mailbox, which the receive of n frees); and rounds aligned on both
+// sides keep one-way traffic of a channel from deadlocking: a send list's waits are for the previous
+// round, which the receiver's lists take apart from any message of this round (with unaligned
+// lists, sends [1..8] wait for the receive of 0, which a receive list [0..7] makes only once 1..7
+// arrived). Captured lists take any kMailboxes consecutive messages: each replay moves them to
+// later rounds the host does not count, so no alignment could hold there. An operation held back
+// holds back the later ones of its channel. A receive from this
+// rank itself waits for a list after the one holding its send, unless `force`. `limit`: only
+// receives of these channels up to these message numbers.
 void pick(Queue &q, bool sends, bool force, const ChannelNumbers *limit, std::vector<std::shared_ptr<Op>> &out) {
   thread_local std::vector<std::shared_ptr<Op>> rest;
   thread_local ChannelNumbers first_of, held;  // held: channels whose next message waits
@@ -471,7 +477,8 @@ void pick(Queue &q, bool sends, bool force, const ChannelNumbers *limit, std::ve
       rest.push_back(std::move(op));
       continue;
     }
-    bool take = !held.find(k) && op->use - first_of.emplace(k, op->use) < kMailboxes;
+    const uint64_t first = first_of.emplace(k, op->use);
+    bool take = !held.find(k) && (op->captured ? op->use - first < kMailboxes : box_round(op->use) == box_round(first));
     if (take && !sends && !force && op->peer == op->ctx->rank) take = op->use < op->ctx->listed_self[op->channel];
     if (!take) {
       held.emplace(k, 0);

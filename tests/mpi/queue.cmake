@@ -54,6 +54,10 @@ mpix_mpi_runs(queue_absent_rank NP 2 3 WATCHDOG_MS 2000)
 # a barrier: the host never waits for the stream below the triggered-operation budget.
 mpix_mpi_program(queue_lists_ahead)
 mpix_mpi_runs(queue_lists_ahead NP 2)
+# One-way traffic of one channel beyond its 8 mailboxes, sends and receives grouped differently on
+# the two sides: the sender only waits for the receiver (lists hold one round of a channel).
+mpix_mpi_program(queue_misaligned_lists)
+mpix_mpi_runs(queue_misaligned_lists NP 2 4 WATCHDOG_MS 10000)
 # Across virtual nodes (the messages through the inter-node transport, libfabric's sockets
 # provider): every peer on another node, and nodes of two ranks (node-local and remote peers in one
 # list); a captured call toward another node is refused.
@@ -64,6 +68,7 @@ if(TARGET mpixst_ofi)
   endforeach()
   mpix_vnode_run(queue_soak 3 1)
   mpix_vnode_run(queue_lists_ahead 2 1)
+  mpix_vnode_run(queue_misaligned_lists 2 1)
   # Throttled: a budget of 64 triggered operations, far fewer than the messages in flight.
   mpix_vnode_run(queue_soak 2 1 SUFFIX throttled ENV "MPIX_ST_THROTTLE=adaptive;MPIX_ST_TRIGGERED_OPS_MAX=64")
   mpix_vnode_run(queue_graph 2 1 SUFFIX across_nodes ARGS --across-nodes)
