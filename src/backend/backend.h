@@ -64,6 +64,9 @@ struct WorkList {
   // process's cursors and add to peers' "free" counts of mailboxes the list only read, and nobody
   // reads what the list stored on seeing them (captured two-sided lists: no request records).
   bool counts_unordered = false;
+  // Captured two-sided send lists that may share one kernel node (list_merge.h): equal non-zero
+  // values mark lists whose sends the caller allows to wait and store together. 0: none.
+  uint64_t send_group = 0;
   bool empty() const {
     return waits.empty() && ops.empty() && signals.empty() && trailing_waits.empty() && trailing_ops.empty() &&
            leading_signals.empty();
@@ -79,6 +82,7 @@ struct WorkList {
     captured = false;
     skip_word = 0;
     counts_unordered = false;
+    send_group = 0;
   }
 };
 

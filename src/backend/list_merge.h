@@ -20,6 +20,11 @@
 //    its stores (the sends started before it): its waits trail those stores and its ops follow
 //    them (trailing ops, in the same launch where the list fits one, device_launch.cpp). Neither
 //    list may move chunks of long messages, which run before a launch's waits.
+//  - a list of sends after one of the same send group (WorkList::send_group, captured two-sided
+//    send lists: MPICH's MPIX_Isend_enqueue makes one per call): waits with waits, data with
+//    data, stores with stores, as if one start had sent them all. The caller groups only sends
+//    that one list could hold (src/p2p: at most 8 consecutive messages of a channel), since the
+//    later sends' waits now come before the earlier sends' stores.
 // Counting signals (cursor advances) all run last; each cursor-relative value of the later list
 // is raised by what the earlier list's counts add to its cursor, as if they had run between. A
 // count a peer waits for (work::kPeerCount, a receive's "free") must not wait behind a later
@@ -95,6 +100,25 @@ inline void raise_cursor_values(std::vector<work::Item> &items, const WorkList &
 }
 }  // namespace list_merge_detail
 
+// Two send lists of one group (see above): each part joins the same part; cursor-relative values
+// of `next` raised by what `into` counts on the same cursors, as if `into` had run first.
+inline bool join_sends(WorkList &into, WorkList &next) {
+  using namespace list_merge_detail;
+  auto plain = [](const WorkList &l) {
+    return l.leading_signals.empty() && l.trailing_waits.empty() && l.trailing_ops.empty() && !moves_chunks(l) &&
+           !has_peer_counts(l) && l.skip_word == 0;
+  };
+  if (!plain(into) || !plain(next)) return false;
+  raise_cursor_values(next.waits, into);
+  raise_cursor_values(next.ops, into);
+  raise_cursor_values(next.signals, into);
+  into.waits.insert(into.waits.end(), next.waits.begin(), next.waits.end());
+  into.ops.insert(into.ops.end(), next.ops.begin(), next.ops.end());
+  into.signals.insert(into.signals.end(), next.signals.begin(), next.signals.end());
+  into.counts_unordered = into.counts_unordered && next.counts_unordered;
+  return true;
+}
+
 // Appends `next` to `into` where one kernel can run both in order; false (and `into` untouched)
 // where it cannot. Both are captured lists without trailing ops, of one window, or `into` a post
 // of another window.
@@ -109,6 +133,7 @@ inline bool merge_captured(WorkList &into, WorkList next) {
   if (same_window && into.skip_word && next.skip_word && into.skip_word != next.skip_word) return false;
   if (next.empty()) return true;
   if (has_peer_counts(into)) return false;
+  if (same_window && into.send_group != 0 && into.send_group == next.send_group) return join_sends(into, next);
   WorkList merged = into;
   if (post_ahead) {
     merged.lead_window_id = into.window_id;

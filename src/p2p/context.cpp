@@ -327,7 +327,7 @@ core::Result context_of(MPI_Comm comm, bool capturing, std::shared_ptr<Context> 
     return core::fail(core::resource_error_class(), "two-sided state of the communicator: " + be.last_error());
   }
   g_alive.insert(c.get());
-  PMPI_Comm_set_attr(comm, g_keyval, new Holder{c});
+  PMPI_Comm_set_attr(comm, g_keyval, new Holder{c, {}});
   *out = c;
   return core::ok();
 }

@@ -269,6 +269,30 @@ void finish_captured(Op &op) {
   }
 }
 
+// The send group of a captured send list (list_merge.h): the queue's open group where every
+// message of `ops` is fewer than kMailboxes after its channel's first in the group (so the node
+// they may share holds what one start's list could), else a new group. Counts every list given to
+// the group, merged or not (the backend merges only where nothing was captured between), so the
+// check errs on the safe side.
+uint64_t join_send_group(Queue &q, const std::vector<std::shared_ptr<Op>> &ops) {
+  static uint64_t groups = 0;  // under lock(): group numbers unique across queues sharing a stream
+  auto first_of = [&q](const Op &op) -> const uint64_t * {
+    for (const auto &[key, first] : q.send_group_first)
+      if (key == std::make_tuple(op.ctx.get(), op.peer, op.channel)) return &first;
+    return nullptr;
+  };
+  bool fits = q.send_group != 0;
+  for (const auto &op : ops)
+    if (const uint64_t *first = first_of(*op); fits && first && op->use - *first >= kMailboxes) fits = false;
+  if (!fits) {
+    q.send_group = ++groups;
+    q.send_group_first.clear();
+  }
+  for (const auto &op : ops)
+    if (!first_of(*op)) q.send_group_first.emplace_back(std::make_tuple(op->ctx.get(), op->peer, op->channel), op->use);
+  return q.send_group;
+}
+
 Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool sends) {
   // Operations toward other nodes: lists within net::list_budget() triggered operations, in order.
   uint64_t demand = 0;
@@ -302,6 +326,10 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
   list.captured = capturing;
   // Replays write no records and count no lists: the counts are cursors and peers' "free" words.
   list.counts_unordered = capturing;
+  // Captured sends may share a node with the sends captured just before them; anything else on
+  // the queue closes the group.
+  if (capturing && sends) list.send_group = join_send_group(q, ops);
+  else q.send_group = 0;
   // Replays advance cursors the host cannot count: from now on the lists read them.
   if (capturing)
     for (const auto &op : ops) op->ctx->cursors_counted = false;

@@ -91,6 +91,10 @@ struct Queue : std::enable_shared_from_this<Queue> {
   std::vector<std::pair<uint64_t *, uint64_t *>> free_records;  // (device view, host view)
   std::vector<core::Result> errors;  // of operations a stream wait completed, raised by the next call
   std::shared_ptr<net::Bell> bell;   // its doorbell toward peers on other nodes (network.h), made at first use
+  // Captured send lists that may share one kernel node (gpu::WorkList::send_group): the group of
+  // the last one (0: none open) and, per (context, peer, channel), its first message in the group.
+  uint64_t send_group = 0;
+  std::vector<std::pair<std::tuple<Context *, int, int>, uint64_t>> send_group_first;
   ~Queue();
 };
 
