@@ -974,11 +974,16 @@ def headline_rows(runs):
         packed = [g for g in groups if g["config"]["ranks"] == widest and not g["config"].get("periodic")
                   and not g["config"].get("datatypes") and g["config"].get("launch_overlap") != "on"]
         if packed:
-            grid = "x".join(str(x) for x in packed[0]["config"]["grid"])
+            c = packed[0]["config"]
+            grid = "x".join(str(x) for x in c["grid"])
+            # The input decides the ratio (small faces cost latency, large ones bandwidth): named.
+            given = " ".join(str(v) for v in list(c.get("elements", [])) +
+                             [c.get(k) for k in ("n", "niface", "niel", "nshare") if c.get(k) is not None])
+            where = "Faces {}{}".format(grid, " (input `{}`)".format(given) if given else "")
             for other, name in (("nccl", "NCCL"), ("rma", "host-driven RMA (`rma`)")):
                 value = span(ratio(g["modes"].get("st"), g["modes"].get(other)) for g in packed)
                 if value:
-                    rows.append(["Faces {}, replayed: time per exchange, st / {}".format(grid, name), value, run])
+                    rows.append(["{}, replayed: time per exchange, st / {}".format(where, name), value, run])
     run = newest(runs, "rma_bench")
     if run:
         ratios = [dict(rma_rows(d)[0]) for _, d in run.of("rma_bench")]
