@@ -269,6 +269,8 @@ void finish_captured(Op &op) {
   }
 }
 
+Key key_of(const Op &op) { return {op.ctx.get(), op.peer, op.channel}; }
+
 // The send group of a captured send list (list_merge.h): the queue's open group where every
 // message of `ops` is fewer than kMailboxes after its channel's first in the group (so the node
 // they may share holds what one start's list could), else a new group. Counts every list given to
@@ -276,20 +278,15 @@ void finish_captured(Op &op) {
 // check errs on the safe side.
 uint64_t join_send_group(Queue &q, const std::vector<std::shared_ptr<Op>> &ops) {
   static uint64_t groups = 0;  // under lock(): group numbers unique across queues sharing a stream
-  auto first_of = [&q](const Op &op) -> const uint64_t * {
-    for (const auto &[key, first] : q.send_group_first)
-      if (key == std::make_tuple(op.ctx.get(), op.peer, op.channel)) return &first;
-    return nullptr;
-  };
   bool fits = q.send_group != 0;
   for (const auto &op : ops)
-    if (const uint64_t *first = first_of(*op); fits && first && op->use - *first >= kMailboxes) fits = false;
+    if (const uint64_t *first = q.send_group_first.find(key_of(*op)); fits && first && op->use - *first >= kMailboxes)
+      fits = false;
   if (!fits) {
     q.send_group = ++groups;
     q.send_group_first.clear();
   }
-  for (const auto &op : ops)
-    if (!first_of(*op)) q.send_group_first.emplace_back(std::make_tuple(op->ctx.get(), op->peer, op->channel), op->use);
+  for (const auto &op : ops) q.send_group_first.emplace(key_of(*op), op->use);
   return q.send_group;
 }
 
@@ -436,48 +433,6 @@ bool reuses_chunking_mailbox(const Queue &q, const std::vector<std::shared_ptr<O
   return false;
 }
 
-using Key = std::tuple<Context *, int, int>;
-Key key_of(const Op &op) { return {op.ctx.get(), op.peer, op.channel}; }
-
-// Per (context, peer, channel), a message number: a list's first message of the channel, or a
-// limit. On every call's path: most calls touch a few channels, searched in a flat table (a map's
-// nodes cost an allocation each); a call to many peers gets an index past kLinear of them, so a
-// start of sends to every rank of a large communicator stays linear.
-struct KeyHash {
-  size_t operator()(const Key &k) const {
-    return std::hash<const void *>()(std::get<0>(k)) ^ (static_cast<size_t>(std::get<1>(k)) * 0x9E3779B97F4A7C15ull) ^
-           static_cast<size_t>(std::get<2>(k));
-  }
-};
-struct ChannelNumbers {
-  static constexpr size_t kLinear = 16;
-  std::vector<std::pair<Key, uint64_t>> v;
-  std::unordered_map<Key, size_t, KeyHash> index;  // into v, once it holds more than kLinear
-  void clear() {
-    v.clear();
-    index.clear();
-  }
-  uint64_t *find(const Key &k) {
-    if (v.size() > kLinear) {
-      auto it = index.find(k);
-      return it == index.end() ? nullptr : &v[it->second].second;
-    }
-    for (auto &[key, n] : v)
-      if (key == k) return &n;
-    return nullptr;
-  }
-  const uint64_t *find(const Key &k) const { return const_cast<ChannelNumbers *>(this)->find(k); }
-  // The number kept for k (`n` where k had none).
-  uint64_t &emplace(const Key &k, uint64_t n) {
-    if (uint64_t *at = find(k)) return *at;
-    v.emplace_back(k, n);
-    if (v.size() == kLinear + 1)
-      for (size_t i = 0; i < v.size(); ++i) index.emplace(v[i].first, i);
-    else if (v.size() > kLinear + 1)
-      index.emplace(k, v.size() - 1);
-    return v.back().second;
-  }
-};
 
 // Takes from q.waiting the sends (or receives) that go in one list, in program order, into `out`
 // (emptied first): of each (context, peer, channel), messages of one round only (n = 8r .. 8r + 7,
@@ -488,9 +443,9 @@ struct ChannelNumbers {
 // lists, sends [1..8] wait for the receive of 0, which a receive list [0..7] makes only once 1..7
 // arrived). Captured lists take any kMailboxes consecutive messages: each replay moves them to
 // later rounds the host does not count, so no alignment could hold there. An operation held back
-// holds back the later ones of its channel. A receive from this
-// rank itself waits for a list after the one holding its send, unless `force`. `limit`: only
-// receives of these channels up to these message numbers.
+// holds back the later ones of its channel. A receive from this rank itself waits for a list
+// after the one holding its send, unless `force`. `limit`: only receives of these channels up to
+// these message numbers.
 void pick(Queue &q, bool sends, bool force, const ChannelNumbers *limit, std::vector<std::shared_ptr<Op>> &out) {
   thread_local std::vector<std::shared_ptr<Op>> rest;
   thread_local ChannelNumbers first_of, held;  // held: channels whose next message waits

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "channel_numbers.h"
 #include "context.h"
 #include "core/pair_lists.h"
 #include "core/result.h"
@@ -94,7 +95,7 @@ struct Queue : std::enable_shared_from_this<Queue> {
   // Captured send lists that may share one kernel node (gpu::WorkList::send_group): the group of
   // the last one (0: none open) and, per (context, peer, channel), its first message in the group.
   uint64_t send_group = 0;
-  std::vector<std::pair<std::tuple<Context *, int, int>, uint64_t>> send_group_first;
+  ChannelNumbers send_group_first;
   ~Queue();
 };
 
