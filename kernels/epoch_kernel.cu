@@ -205,7 +205,8 @@ struct ChunkLaunch {
 __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int count, ChunkLaunch l, uint32_t lane) {
   using namespace mpix::work;
   __shared__ ChunkState state[kItemsPerLaunch / 2];
-  __shared__ uint8_t phase[kItemsPerLaunch / 2];  // 0: its header awaited, 1: moving, 2: done, 3: pull it
+  // 0: its header awaited, 1: moving, 2: done, 3: pull it, 4: a send between nodes whose puts complete
+  __shared__ uint8_t phase[kItemsPerLaunch / 2];
   __shared__ const char *pull_from[kItemsPerLaunch / 2];  // phase 3: the send buffer (message_chunks.h)
   __shared__ int pick;
   if (threadIdx.x == 0)
@@ -226,7 +227,26 @@ __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int
       for (int n = 0; n < count && pick < 0; ++n) {
         const int m = (at + n) % count;
         if (phase[m] == 2) continue;
-        auto *peer_word = reinterpret_cast<uint64_t *>(lane_word(words[m].b, lane));
+        auto hand_over = [&](uint64_t value) {
+          const Handover h = chunk_handover(head[m], words[m], state[m], lane, value);
+          mpix_store_release_sys(h.word, h.value);
+        };
+        // It moves no more chunks: it rings what it still owes (between nodes); a send between
+        // nodes then waits for its puts.
+        auto end = [&] {
+          const Handover h = chunks_release(head[m], words[m], state[m]);
+          if (h.word) mpix_store_release_sys(h.word, h.value);
+          phase[m] = chunks_drain(head[m], words[m]) ? 4 : 2;
+        };
+        if (phase[m] == 4) {
+          want = chunks_done_value(state[m]);
+          if ((seen = mpix_load_acquire_sys(chunks_done_word(words[m], 0))) >= want &&
+              (seen = mpix_load_acquire_sys(chunks_done_word(words[m], 1))) >= want)
+            phase[m] = 2;
+          else
+            ++left, stuck = m;
+          continue;
+        }
         if (phase[m] == 0) {
           want = chunk_full_value(head[m], words[m]);
           if ((seen = mpix_load_acquire_sys(chunk_full_word(words[m]))) < want) {
@@ -234,9 +254,9 @@ __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int
             continue;
           }
           state[m] = chunk_start(head[m], words[m]);
-          if (chunks_abandon(head[m], state[m])) mpix_store_release_sys(peer_word, chunks_abandoned(state[m]));
+          if (chunks_abandon(head[m], state[m])) hand_over(chunks_abandoned(state[m]));
           if (!chunks_progress(state[m])) {
-            phase[m] = 2;
+            end();
             continue;
           }
           const DirectSource d = chunk_direct_source(head[m], words[m], state[m]);
@@ -246,17 +266,18 @@ __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int
             pick = m;
             break;
           }
-          mpix_store_release_sys(peer_word, chunks_go(state[m]));
+          hand_over(chunks_go(state[m]));
           phase[m] = 1;
         }
-        seen = mpix_load_acquire_sys(reinterpret_cast<const uint64_t *>(lane_word(words[m].a, lane)));
+        seen = mpix_load_acquire_sys(
+            reinterpret_cast<const uint64_t *>(chunk_wait_word(head[m], words[m], state[m], lane)));
         const bool out = head[m].kind == kChunksOut;
         if (out && chunks_go_final(state[m], seen)) {
-          phase[m] = 2;
+          end();
         } else if (chunk_ready(state[m], seen)) {
           pick = m;
         } else if (out && chunks_dropped(state[m], seen, mpix_load_acquire_sys(chunk_full_word(words[m])))) {
-          phase[m] = 2;
+          end();
         } else {
           ++left, stuck = m, want = chunk_want(state[m]);
         }
@@ -296,8 +317,9 @@ __device__ __noinline__ bool run_chunks(const Item *head, const Item *words, int
       copy_bytes(c.dst, c.src, c.bytes, threadIdx.x, blockDim.x);
       __syncthreads();
       if (threadIdx.x == 0) {
-        mpix_store_release_sys(reinterpret_cast<uint64_t *>(lane_word(words[m].b, lane)), c.signal);
-        if (++state[m].next == state[m].total) phase[m] = 2;
+        const Handover h = chunk_handover(head[m], words[m], state[m], lane, c.signal);
+        mpix_store_release_sys(h.word, h.value);
+        if (++state[m].next == state[m].total) phase[m] = chunks_drain(head[m], words[m]) ? 4 : 2;
         at = m + 1;
         if (l.watchdog_ns) start = mpix_clock_ns();
       }

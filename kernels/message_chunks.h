@@ -21,6 +21,24 @@
 // nothing of it and frees the mailbox as usual, and the sender learns from its "free" word that
 // the message was dropped (a taking receiver frees the mailbox only after the last chunk), as it
 // does from an abandon or a go word of a later round.
+// Between nodes (the words item's kRemoteRings): the words lie in the network's flag memory
+// (src/p2p/network.h), and a handover is a ring of the message's own doorbell (the words item's b:
+// a host-mapped word the transport's agent forwards to the trigger counter of operations the host
+// posted for each ring):
+//   - a send's ring k + 1, once chunk k is in its staging mailbox's half k % 2: the chunk's put into
+//     the receiver's mailbox, then a max of round << 32 | k + 1 into the receiver's chunk word of
+//     that half (lane word k % 2), chained on a completion counter of that half's puts alone. A
+//     half holds one chunk in flight (the next waits for the receiver's go), so the word says
+//     exactly that its chunk landed; the receiver waits on the word of its next chunk's half.
+//   - a receive's ring i: a max of round << 32 | i + 1 into the sender's go word (ring 1: go 2; ring
+//     k + 2 once chunk k is out: go k + 3), up to ring K (K: the chunks its buffer holds); its
+//     last, ring K + 1, stores kChunksAbandoned once it took the whole message or nothing of it
+//     (so a sender learns of a drop without the receive's free word, which its list adds only
+//     after every chunk of the list moved). Every receive of a list that moves chunks has them.
+// A send whose receiver did not take the message rings its remaining chunks at once (their data
+// is not copied); those puts land in any order, so every send ends only once its own "done" words
+// say that both halves' puts completed (round + 1, from operations chained on each half's last
+// put): the next message through the mailbox never lands before them.
 #pragma once
 #include <cstdint>
 
@@ -115,6 +133,50 @@ MPIX_HOST_DEVICE inline bool chunks_dropped(const ChunkState &s, uint64_t go, ui
 }
 // The value waited for (watchdog reports).
 MPIX_HOST_DEVICE inline uint64_t chunk_want(const ChunkState &s) { return s.base | (s.next + 1); }
+
+// Between nodes (the header comment, Between nodes): the word a lane waits on for its next chunk
+// (a receive's: that chunk's half's), and where a handover of `value` goes (the peer's lane word, or
+// the message's doorbell and the ring that sends the value).
+MPIX_HOST_DEVICE inline bool chunks_remote(const Item &words) { return (words.flags & kRemoteRings) != 0; }
+MPIX_HOST_DEVICE inline uint64_t chunk_wait_word(const Item &head, const Item &words, const ChunkState &s,
+                                                 uint32_t lane) {
+  return chunks_remote(words) && head.kind == kChunksIn ? lane_word(words.a, s.next & 1) : lane_word(words.a, lane);
+}
+// A receive's last ring: K + 1, K the chunks of the chunk size its buffer holds.
+MPIX_HOST_DEVICE inline uint64_t chunks_last_ring(const Item &head, const Item &words) {
+  const uint64_t half = static_cast<uint32_t>(words.peer);
+  return (head.bytes + half - 1) / half + 1;
+}
+struct Handover {
+  uint64_t *word;  // null: nothing to store
+  uint64_t value;
+};
+MPIX_HOST_DEVICE inline Handover chunk_handover(const Item &head, const Item &words, const ChunkState &s, uint32_t lane,
+                                                uint64_t value) {
+  if (!chunks_remote(words)) return {reinterpret_cast<uint64_t *>(lane_word(words.b, lane)), value};
+  const uint64_t c = static_cast<uint32_t>(value), bell = words.b;
+  if (head.kind == kChunksOut) return {reinterpret_cast<uint64_t *>(bell), c};  // chunk c - 1 is in: ring c
+  const bool last = c == kChunksAbandoned || c >= static_cast<uint64_t>(s.total) + 2;
+  return {reinterpret_cast<uint64_t *>(bell), last ? chunks_last_ring(head, words) : c - 1};
+}
+// What an item between nodes rings when it ends without moving (more) chunks: a receive that takes
+// nothing of its message (it travelled whole, or the receive dropped it) its last ring, a send
+// whose receiver dropped it every chunk's ring.
+MPIX_HOST_DEVICE inline Handover chunks_release(const Item &head, const Item &words, const ChunkState &s) {
+  if (!chunks_remote(words)) return {nullptr, 0};
+  const uint64_t ring = head.kind == kChunksOut ? s.total : chunks_last_ring(head, words);
+  return {reinterpret_cast<uint64_t *>(words.b), ring};
+}
+// A send between nodes ends once both halves' puts completed: its done words (a lane stride after
+// its go word, and kRemoteDoneStride further) hold its round + 1.
+constexpr uint64_t kRemoteDoneStride = 512;
+MPIX_HOST_DEVICE inline bool chunks_drain(const Item &head, const Item &words) {
+  return chunks_remote(words) && head.kind == kChunksOut;
+}
+MPIX_HOST_DEVICE inline const uint64_t *chunks_done_word(const Item &words, uint32_t half) {
+  return reinterpret_cast<const uint64_t *>(lane_word(words.a, 1) + half * kRemoteDoneStride);
+}
+MPIX_HOST_DEVICE inline uint64_t chunks_done_value(const ChunkState &s) { return (s.base >> 32) + 1; }
 
 struct ChunkMove {
   char *dst;

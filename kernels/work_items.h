@@ -58,9 +58,9 @@ enum ItemKind : uint8_t {
   kChunksOut = 17,   // a send's chunks: a = source, b = the mailbox's data, bytes = the length
   kChunksIn = 18,    // a receive's (of a buffer longer than the mailbox): a = destination, b = the mailbox's data,
                      // bytes = the buffer's size
-  kChunkWords = 19,  // its companion: a = the word waited on, b = the peer's word stored (lane 0's), bytes =
-                     // the message's round (kCursor: the cursor's address), peer = the chunk size,
-                     // dtype = the lanes a chunk is cut into
+  kChunkWords = 19,  // its companion: a = the word waited on, b = the peer's word stored (lane 0's; with
+                     // kRemoteRings the message's doorbell), bytes = the message's round (kCursor:
+                     // the cursor's address), peer = the chunk size, dtype = the lanes a chunk is cut into
 };
 inline constexpr bool has_companion(uint8_t kind) {
   return kind == kCopyPairs || kind == kAccumulatePairs || kind == kPutLines || kind == kWaitLines ||
@@ -183,6 +183,9 @@ enum ItemFlags : uint8_t {
   // mailbox): a list holding one takes no later list under capture (src/backend/list_merge.h),
   // whose waits would run before it.
   kPeerCount = 64,
+  // Chunks words (kChunkWords) of a message with a peer on another node (message_chunks.h, Between
+  // nodes): handovers are rings of the message's own doorbell, not stores into the peer's words.
+  kRemoteRings = 128,
 };
 
 struct Item {

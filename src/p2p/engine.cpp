@@ -140,8 +140,9 @@ struct Route {
   char *mailbox;
   uint64_t *wait_word, *signal_word, *cursor;
   bool remote;
-  // Chunks of a message longer than the mailbox (node-local only): the word this rank waits on per
-  // chunk (a send's go, a receive's chunk) and the peer's word it stores.
+  // Chunks of a message longer than the mailbox: the word this rank waits on per chunk (a send's
+  // go, a receive's chunk) and the peer's word it stores (between nodes: the message's doorbell,
+  // net::post_chunks).
   uint64_t *chunk_wait = nullptr, *chunk_signal = nullptr;
 };
 
@@ -156,9 +157,10 @@ Route route_of(const Op &op, int box) {
   const net::Remote &r = *c.remote;
   const int j = r.index[p];
   return op.send ? Route{r.staging_out(p, box), r.word(kRemoteFlags.free(j, box)), nullptr,
-                         r.word(kRemoteFlags.sent_cursor(r.nremote, j, box)), true}
+                         r.word(kRemoteFlags.sent_cursor(r.nremote, j, box)), true, r.word(kRemoteFlags.go(j, box))}
                  : Route{r.mailbox_in(p, box), r.word(kRemoteFlags.full(j, box)), nullptr,
-                         r.word(kRemoteFlags.received_cursor(r.nremote, j, box)), true};
+                         r.word(kRemoteFlags.received_cursor(r.nremote, j, box)), true,
+                         r.word(kRemoteFlags.chunk(j, box))};
 }
 
 // A send's items: the mailbox's previous round taken, the data and header in, "full" stored.
@@ -180,8 +182,8 @@ void send_items(gpu::WorkList &list, const Op &op, const Route &rt) {
   list.signals.push_back(core::advance(rt.cursor));
 }
 
-// The chunks item of a message between node-local ranks (kernels/message_chunks.h): a chunked
-// send's data, or a long receive's (it takes a long message where it fits, else drops it).
+// The chunks item of a message (kernels/message_chunks.h): a chunked send's data, or a long
+// receive's (it takes a long message where it fits, else drops it).
 void chunk_items(std::vector<work::Item> &ops, const Op &op, const Route &rt) {
   const Context &c = *op.ctx;
   work::Item head{};
@@ -198,7 +200,8 @@ void chunk_items(std::vector<work::Item> &ops, const Op &op, const Route &rt) {
   words.a = reinterpret_cast<uint64_t>(rt.chunk_wait);
   words.b = reinterpret_cast<uint64_t>(rt.chunk_signal);
   words.peer = static_cast<int32_t>(c.slot_bytes / 2);
-  words.dtype = static_cast<uint8_t>(c.chunk_lanes);
+  words.dtype = static_cast<uint8_t>(rt.remote ? 1 : c.chunk_lanes);  // between nodes: a ring per chunk
+  if (rt.remote) words.flags |= work::kRemoteRings;
   if (c.cursors_counted) {
     words.bytes = box_round(op.use);
   } else {
@@ -222,7 +225,7 @@ void receive_items(gpu::WorkList &list, std::vector<work::Item> &chunks, std::ve
                                 box_round(op.use), c.cursors_counted));
   char *mb = rt.mailbox;
   if (op.bytes > 0) push_data(list, op, static_cast<char *>(op.buf), mb + kDataAt, true);
-  if (with_chunks && !rt.remote) chunk_items(chunks, op, rt);
+  if (with_chunks) chunk_items(chunks, op, rt);
   if (!op.captured) tail.push_back(core::copy_item(op.record, mb, kHeaderBytes));
   if (op.user_status && host_backend())
     tail.push_back(core::copy_item(status_count_word(op),
@@ -293,12 +296,12 @@ uint64_t join_send_group(Queue &q, const std::vector<std::shared_ptr<Op>> &ops) 
 Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool sends) {
   // Operations toward other nodes: lists within net::list_budget() triggered operations, in order.
   uint64_t demand = 0;
-  for (const auto &op : ops) demand += net::operations(*op);
+  for (const auto &op : ops) demand += net::operations(*op, sends);
   if (ops.size() > 1 && demand > 0 && demand > net::list_budget()) {
     std::vector<std::shared_ptr<Op>> part;
     uint64_t taken = 0;
     for (const auto &op : ops) {
-      const uint64_t n = net::operations(*op);
+      const uint64_t n = net::operations(*op, sends);
       if (!part.empty() && taken + n > net::list_budget()) {
         if (Result r = enqueue_list(q, part, sends)) return r;
         part.clear();
@@ -341,8 +344,7 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
   // word (kernels/message_chunks.h), and short messages' lists stay as they were.
   bool with_chunks = false;
   for (const auto &op : ops)
-    with_chunks = with_chunks || (!sends && (op->send || (op->ctx->local[op->peer] >= 0 && op->pairs.count <= 1 &&
-                                                          op->bytes > op->ctx->slot_bytes)));
+    with_chunks = with_chunks || (!sends && (op->send || (op->pairs.count <= 1 && op->bytes > op->ctx->slot_bytes)));
   // Long receives may read their messages straight from the send buffers their senders published
   // (direct.h): map those published since the last look, while the host may write the table.
   if (with_chunks && !capturing) {
@@ -352,14 +354,20 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
         map_sources(*op->ctx, op->peer);
   }
   for (const auto &op : ops) {
-    const Route rt = route_of(*op, box_index(op->channel, op->use));
+    Route rt = route_of(*op, box_index(op->channel, op->use));
+    // Between nodes, a message's chunks ring a doorbell of their own.
+    if (rt.remote && !sends && (op->send ? op->chunked : with_chunks))
+      if (Result r = net::post_chunks(*op, &rt.chunk_signal)) {
+        if (remote) net::ring_lost(q);
+        return r;
+      }
     if (sends) send_items(list, *op, rt);
     else if (op->send) send_chunk_items(chunks, tail, *op, rt);
     else {
       receive_items(list, chunks, tail, *op, rt, with_chunks);
       op->round_known = op->ctx->cursors_counted;
     }
-    if (!rt.remote) continue;
+    if (!rt.remote || (!sends && op->send)) continue;  // a chunked send's header went with its send list
     if (Result r = sends ? net::post_send(*op, q) : net::post_receive(*op, q)) {
       if (remote) net::ring_lost(q);  // operations already posted for this ring must never fire
       return r;
@@ -669,19 +677,17 @@ Result match(Op &op, bool capturing) {
                     "network operations are posted once, when the call is made)");
   if (Result r = pieces_of(op, c)) return r;
   if (op.send && op.bytes > c.slot_bytes) {
-    const std::string limit = " bytes: such messages are limited to " + std::to_string(c.slot_bytes) +
-                              " bytes, a mailbox (MPIX_ST_P2P_SLOT_KIB)";
-    if (c.local[op.peer] < 0)
-      return fail(MPI_ERR_UNSUPPORTED_OPERATION, "a message of " + std::to_string(op.bytes) +
-                                                     " bytes to a rank on another node" + limit);
     if (op.pairs.count > 1)
       return fail(MPI_ERR_UNSUPPORTED_OPERATION,
                   "a message of " + std::to_string(op.bytes) + " bytes of a derived datatype in " +
-                      std::to_string(op.pairs.count) + " pieces" + limit);
+                      std::to_string(op.pairs.count) + " pieces: such messages are limited to " +
+                      std::to_string(c.slot_bytes) + " bytes, a mailbox (MPIX_ST_P2P_SLOT_KIB)");
     op.chunked = true;
     const int64_t at = op.pairs.count == 1 ? op.pairs.single.src : 0;
-    publish_source(c, op.peer, static_cast<const char *>(op.buf) + at, op.bytes, &op.source_key, &op.source_offset);
+    if (c.local[op.peer] >= 0)  // direct pulls are node-local
+      publish_source(c, op.peer, static_cast<const char *>(op.buf) + at, op.bytes, &op.source_key, &op.source_offset);
   }
+  if (Result r = net::check_chunk_budget(op)) return r;
   op.channel = channel_of(op.tag);
   const size_t at = static_cast<size_t>(op.peer) * kChannels + op.channel;
   op.use = op.send ? c.sent[at]++ : c.received[at]++;

@@ -54,6 +54,8 @@ struct Op {
   // A chunked send's source for a direct pull (direct.h): the key of its buffer's allocation as
   // published to the receiver (0: none) and the buffer's offset in it.
   uint64_t source_key = 0, source_offset = 0;
+  // The doorbell of its chunks where its peer is on another node (network.h, post_chunks).
+  std::shared_ptr<net::Bell> chunk_bell;
   bool round_known = false;              // receive: its list carried its round as a number (cursors counted)
   int channel = 0;
   uint64_t use = 0;                      // its number among the messages of its channel

@@ -74,7 +74,17 @@ struct FlagLayout {
 };
 constexpr uint64_t kSourceWords = 4 * work::kSourceEntries;
 constexpr FlagLayout kLocalFlags{(2 + 2 * work::kMaxChunkLanes) * kBoxes + kSourceWords};
-constexpr FlagLayout kRemoteFlags{2 * kBoxes};  // peers on other nodes: no long messages
+// Peers on other nodes: full, free, then the words of chunks (kernels/message_chunks.h, Between
+// nodes): chunk (half 0's), go, chunk (half 1's, where lane 1's would be), and a send's own done
+// words per half.
+struct RemoteFlagLayout : FlagLayout {
+  constexpr uint64_t done(int j, int box, int half) const { return full(j, box) + (5 + half) * kBoxes; }
+};
+constexpr RemoteFlagLayout kRemoteFlags{{7 * kBoxes}};
+static_assert(kRemoteFlags.chunk(0, 0) + work::kLaneStride / sizeof(uint64_t) == 4 * kBoxes, "half 1's chunk word");
+static_assert(kRemoteFlags.go(0, 0) + work::kLaneStride / sizeof(uint64_t) == kRemoteFlags.done(0, 0, 0) &&
+                  kRemoteFlags.done(0, 0, 0) + work::kRemoteDoneStride / sizeof(uint64_t) == kRemoteFlags.done(0, 0, 1),
+              "chunks items find a send's done words from its go word");
 static_assert((2 * kBoxes) * sizeof(uint64_t) == work::kLaneStride, "a lane's words follow the lane before");
 static_assert((2 * kBoxes) * sizeof(uint64_t) == work::kFullWordBefore, "chunks items find the full word");
 static_assert((kLocalFlags.sources(0) - kLocalFlags.chunk(0, 0)) * sizeof(uint64_t) == work::kSourcesAfterChunkWord,

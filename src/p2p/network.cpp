@@ -12,6 +12,7 @@
 #include "core/internode.h"
 #include "core/list_items.h"
 #include "engine.h"
+#include "kernels/message_chunks.h"
 #include "layout.h"
 #include "topo/locality.h"
 
@@ -34,20 +35,28 @@ struct Handles {
   int32_t ok;
 };
 
-Result make_bell(Queue &q) {
-  if (q.bell) return ok();
+// The doorbells of long messages (post_chunks), settled at MPI_Finalize with the queues'.
+std::vector<std::weak_ptr<Bell>> &g_chunk_bells = *new std::vector<std::weak_ptr<Bell>>;
+
+Result make_doorbell(const char *whose, std::shared_ptr<Bell> *out) {
   ofi::Fabric &f = internode::fabric();
   auto b = std::make_shared<Bell>();
   gpu::Backend &be = gpu::backend();
   if (be.allocate_host_mapped(2 * sizeof(uint64_t), &b->mem))
-    return fail(core::resource_error_class(), "the queue's doorbell: " + be.last_error());
+    return fail(core::resource_error_class(), std::string(whose) + " doorbell: " + be.last_error());
   std::memset(b->mem.host, 0, 2 * sizeof(uint64_t));
   b->trigger = f.make_counter();
   b->signal_done = f.make_counter();
-  if (!b->trigger || !b->signal_done) return internode::transport_failure("making the queue's counters");
+  if (!b->trigger || !b->signal_done) return internode::transport_failure("making a doorbell's counters");
   auto *words = static_cast<uint64_t *>(b->mem.host);
   b->watch_id = internode::doorbells().watch(words, b->trigger, words + kSkipWord);
-  q.bell = b;
+  *out = b;
+  return ok();
+}
+
+Result make_bell(Queue &q) {
+  if (q.bell) return ok();
+  if (Result r = make_doorbell("the queue's", &q.bell)) return r;
   std::erase_if(g_belled, [](const std::weak_ptr<Queue> &w) { return w.expired(); });
   g_belled.push_back(q.shared_from_this());
   return ok();
@@ -64,11 +73,31 @@ std::vector<ofi::Counter> counters_of(const Bell &b) {
 
 std::atomic_ref<uint64_t> skip_word(const Bell &b) { return std::atomic_ref<uint64_t>(static_cast<uint64_t *>(b.mem.host)[kSkipWord]); }
 
-// Puts that carry op's header and data: at most what the provider takes each.
-uint64_t puts_of(const Op &op) {
+uint64_t puts_for(uint64_t bytes) {
   const uint64_t most = internode::fabric().max_put_bytes();
-  return (kDataAt + op.bytes + most - 1) / most;
+  return (bytes + most - 1) / most;
 }
+// Puts that carry op's header and data (a chunked send's header only): at most what the provider
+// takes each.
+uint64_t puts_of(const Op &op) { return puts_for(kDataAt + (op.chunked ? 0 : op.bytes)); }
+
+// The chunks of a long message (kernels/message_chunks.h, Between nodes): a send's, of half a
+// mailbox each, or those a receive's buffer holds (K).
+uint64_t chunks_of(const Op &op) {
+  const uint64_t half = op.ctx->slot_bytes / 2;
+  return (op.bytes + half - 1) / half;
+}
+// Operations of a long message's chunks: per chunk its puts and its signal, and a send's two done
+// signals; a receive's K + 1 go signals.
+uint64_t chunk_operations(const Op &op) {
+  if (!op.send) return chunks_of(op) + 1;
+  const uint64_t half = op.ctx->slot_bytes / 2, n = chunks_of(op);
+  uint64_t ops = n + 2;
+  for (uint64_t k = 0; k < n; ++k) ops += puts_for(std::min(half, op.bytes - k * half));
+  return ops;
+}
+// Whether op moves chunks between nodes in a wait point's list.
+bool moves_chunks(const Op &op) { return op.send ? op.chunked : op.bytes > op.ctx->slot_bytes; }
 
 }  // namespace
 
@@ -120,6 +149,7 @@ Result attach(Context &c, const std::vector<topo::Locality> &where) {
   if (why.empty()) {
     mine.areas = f->remote(r->areas_reg);
     mine.flags = f->remote(r->flags_reg);
+    r->own_flags = mine.flags;
   }
   mine.ok = why.empty();
   PMPI_Comm_dup(c.comm, &r->sync);
@@ -182,9 +212,22 @@ Bell::~Bell() {
   if (mem.host) gpu::backend().free_host_mapped(&mem);
 }
 
-uint64_t operations(const Op &op) {
+uint64_t operations(const Op &op, bool in_send_list) {
   if (!op.ctx || op.ctx->local[op.peer] >= 0) return 0;
-  return op.send ? puts_of(op) + 1 : 1;
+  if (in_send_list) return puts_of(op) + 1;
+  if (op.send) return chunk_operations(op);  // its header went with a send list
+  return 1 + chunk_operations(op);            // as in a list that moves chunks
+}
+
+Result check_chunk_budget(const Op &op) {
+  if (!op.ctx || op.ctx->local[op.peer] >= 0 || !moves_chunks(op) || internode::available()) return ok();
+  const uint64_t need = chunk_operations(op) + (op.send ? 0 : 1), most = list_budget();
+  if (need <= most) return ok();
+  return fail(core::resource_error_class(),
+              std::string(op.send ? "a message of " : "a receive buffer of ") + std::to_string(op.bytes) +
+                  " bytes with a rank on another node moves in chunks of " + std::to_string(op.ctx->slot_bytes / 2) +
+                  " bytes that take " + std::to_string(need) + " triggered operations, more than one list may (" +
+                  std::to_string(most) + ", half the budget): raise MPIX_ST_P2P_SLOT_KIB or MPIX_ST_TRIGGERED_OPS_MAX");
 }
 
 uint64_t list_budget() {
@@ -254,8 +297,8 @@ Result post_send(const Op &op, Queue &q) {
   if (Result e = put_counter(b, ring, &puts)) return e;
   // Header and data in puts of at most what the provider carries, then the full word's add, which
   // ring() chains to the ring's puts: one reservation for all.
-  const uint64_t total = kDataAt + op.bytes, most = f.max_put_bytes();
-  if (Result e = internode::reserve(operations(op), b.signal_done, b.signals_posted + 1)) return e;
+  const uint64_t total = kDataAt + (op.chunked ? 0 : op.bytes), most = f.max_put_bytes();
+  if (Result e = internode::reserve(operations(op, true), b.signal_done, b.signals_posted + 1)) return e;
   const uint64_t at_peer = r.offset(mine, box);
   const char *from = r.staging_host(op.peer, box);
   for (uint64_t done = 0; done < total; done += most) {
@@ -285,6 +328,64 @@ Result post_receive(const Op &op, Queue &q) {
   return ok();
 }
 
+Result post_chunks(Op &op, uint64_t **bell) {
+  std::shared_ptr<Bell> b;
+  if (Result e = make_doorbell("a long message's", &b)) return e;
+  const Remote &r = *op.ctx->remote;
+  ofi::Fabric &f = internode::fabric();
+  const int box = box_index(op.channel, op.use), ri = r.index[op.peer], mine = r.my_index[op.peer];
+  const int peer = r.world[op.peer], self = r.world[op.ctx->rank];
+  const uint64_t half = op.ctx->slot_bytes / 2, n = chunks_of(op), round = box_round(op.use);
+  const uint64_t ops = chunk_operations(op);
+  // One reservation for all, complete once every signal is: a send's last are its done words,
+  // chained on all its puts.
+  if (Result e = internode::reserve(ops, b->signal_done, op.send ? n + 2 : n + 1)) return e;
+  auto signal = [&](int world, const ofi::RemoteRegion &flags, uint64_t word, uint64_t value, ofi::Trigger when) {
+    ++b->signals_posted;
+    return f.triggered_atomic_max_u64(value, world, flags, flag_offset(word), when);
+  };
+  if (op.send) {
+    // Chunk k: ring k + 1 puts it from the staging mailbox's half k % 2 into the same place of the
+    // receiver's, then the chunk word of that half says so, once that half's puts completed.
+    b->puts = {{f.make_counter()}, {f.make_counter()}};
+    if (!b->puts[0].done || !b->puts[1].done) return internode::transport_failure("making a long message's counters");
+    const uint64_t most = f.max_put_bytes();
+    for (uint64_t k = 0; k < n; ++k) {
+      Bell::PutCounter &p = b->puts[k & 1];
+      const uint64_t at = kDataAt + (k & 1) * half, len = std::min(half, op.bytes - k * half);
+      const char *from = r.staging_host(op.peer, box) + at;
+      for (uint64_t done = 0; done < len; done += most) {
+        if (f.triggered_put(from + done, std::min(most, len - done), r.staging_reg, peer, r.peer_areas[ri],
+                            r.offset(mine, box) + at + done, ofi::Trigger{b->trigger, k + 1, p.done}))
+          return internode::transport_failure("posting a long message's triggered put");
+        ++p.posted;
+      }
+      const uint64_t word = kRemoteFlags.chunk(mine, box) + (k & 1) * (work::kLaneStride / sizeof(uint64_t));
+      if (signal(peer, r.peer_flags[ri], word, (round << 32) | (k + 1), ofi::Trigger{p.done, p.posted, b->signal_done}))
+        return internode::transport_failure("posting a long message's triggered signal");
+    }
+    for (int h = 0; h < 2; ++h)
+      if (signal(self, r.own_flags, kRemoteFlags.done(ri, box, h), round + 1,
+                 ofi::Trigger{b->puts[h].done, b->puts[h].posted, b->signal_done}))
+        return internode::transport_failure("posting a long message's triggered signal");
+    b->rings = n;
+  } else {
+    // Ring i: go = i + 1 in the sender's go word; the last, ring K + 1: the sender need not wait
+    // for this receive any more (it took the whole message, or nothing of it).
+    for (uint64_t i = 1; i <= n + 1; ++i)
+      if (signal(peer, r.peer_flags[ri], kRemoteFlags.go(mine, box),
+                 (round << 32) | (i <= n ? i + 1 : work::kChunksAbandoned), ofi::Trigger{b->trigger, i, b->signal_done}))
+        return internode::transport_failure("posting a long receive's triggered signal");
+    b->rings = n + 1;
+  }
+  internode::doorbells().arm(b->watch_id, b->rings);
+  std::erase_if(g_chunk_bells, [](const std::weak_ptr<Bell> &w) { return w.expired(); });
+  g_chunk_bells.push_back(b);
+  op.chunk_bell = b;
+  *bell = static_cast<uint64_t *>(b->mem.device);
+  return ok();
+}
+
 Result ring(gpu::WorkList &list, Queue &q) {
   Bell &b = *q.bell;
   ofi::Fabric &f = internode::fabric();
@@ -309,19 +410,28 @@ void ring_lost(Queue &q) {
   skip_word(*q.bell).store(1, std::memory_order_release);
 }
 
+namespace {
+void settle_bell(const Bell &b) {
+  // After a stopped doorbell, operations of the lists that did not ring never run.
+  if (skip_word(b).load(std::memory_order_acquire)) return;
+  ofi::Fabric &f = internode::fabric();
+  for (const Bell::PutCounter &p : b.puts) (void)f.wait(p.done, p.posted, internode::wait_limit_ms());
+  (void)f.wait(b.signal_done, b.signals_posted, internode::wait_limit_ms());
+}
+}  // namespace
+
 void settle(Queue &q) {
   if (!q.bell || internode::available()) return;
-  // After a stopped doorbell, operations of the lists that did not ring never run.
-  if (skip_word(*q.bell).load(std::memory_order_acquire)) return;
-  ofi::Fabric &f = internode::fabric();
-  for (const Bell::PutCounter &p : q.bell->puts) (void)f.wait(p.done, p.posted, internode::wait_limit_ms());
-  (void)f.wait(q.bell->signal_done, q.bell->signals_posted, internode::wait_limit_ms());
+  settle_bell(*q.bell);
 }
 
 void settle_all() {
   std::lock_guard<std::recursive_mutex> guard(lock());
   for (const std::weak_ptr<Queue> &w : g_belled)
     if (std::shared_ptr<Queue> q = w.lock()) settle(*q);
+  if (internode::available()) return;
+  for (const std::weak_ptr<Bell> &w : g_chunk_bells)
+    if (std::shared_ptr<Bell> b = w.lock()) settle_bell(*b);
 }
 
 }  // namespace mpix::p2p::net

@@ -9,6 +9,8 @@
 //     completion, a triggered add to the receiver's full word;
 //   - a receive's list waits for full, copies out of its own area as a node-local receive does,
 //     and rings: the ring fires a triggered add to the sender's free word.
+// A message longer than a mailbox moves in chunks rung on a doorbell of its own (post_chunks,
+// kernels/message_chunks.h, Between nodes).
 // Doorbells belong to queues (one stream each), so rings reach the counter in the order the host
 // numbered them; a list the watchdog cut short stops its queue's doorbell (the skip word), as an
 // epoch's does. The staging copy lets every backend send without registering device memory.
@@ -44,6 +46,7 @@ struct Remote {
   gpu::HostMapped areas, staging, flags;
   ofi::Region areas_reg, staging_reg, flags_reg;
   std::vector<ofi::RemoteRegion> peer_areas, peer_flags;  // by remote index
+  ofi::RemoteRegion own_flags;  // this rank's, for operations toward itself (a long send's done words)
   // A duplicate of the communicator: its ranks meet on it before the registrations go (detach).
   MPI_Comm sync = MPI_COMM_NULL;
 
@@ -107,15 +110,23 @@ struct Bell {
 
 // Posts the triggered operations of a send to (a receive from) a peer on another node, fired by
 // the queue's next ring, which `ring` adds to the list once after all its messages' items (and
-// posts the sends' "full" signals, chained on the ring's puts).
+// posts the sends' "full" signals, chained on the ring's puts). A send longer than a mailbox puts
+// only its header there.
 core::Result post_send(const Op &op, Queue &q);
 core::Result post_receive(const Op &op, Queue &q);
 core::Result ring(gpu::WorkList &list, Queue &q);
-// Triggered operations `op` takes (0 for a node-local peer), and the most one list may take: half
-// the budget, so that a list never waits for the completion of its own operations, which only its
-// ring fires.
-uint64_t operations(const Op &op);
+// The chunks of a message longer than a mailbox (a chunked send; a receive into a buffer longer
+// than a mailbox) with a peer on another node: a doorbell of its own (op.chunk_bell; several move
+// at once in one list, each ringing as its chunks go), and the operations each ring fires
+// (kernels/message_chunks.h, Between nodes). *bell: the doorbell word as the stream writes it.
+core::Result post_chunks(Op &op, uint64_t **bell);
+// Triggered operations `op` takes in a send list (`in_send_list`) or in a wait point's list (0 for a
+// node-local peer), and the most one list may take: half the budget, so that a list never waits
+// for the completion of its own operations, which only its rings fire.
+uint64_t operations(const Op &op, bool in_send_list);
 uint64_t list_budget();
+// Refuses a message with a peer on another node whose chunks would take more than a list may.
+core::Result check_chunk_budget(const Op &op);
 // The list holding this ring could not be enqueued: the doorbell stops, since its operations would
 // fire with the next ring.
 void ring_lost(Queue &q);

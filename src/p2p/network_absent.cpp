@@ -21,7 +21,9 @@ Bell::~Bell() {}
 core::Result post_send(const Op &, Queue &) { return core::internode::available(); }
 core::Result post_receive(const Op &, Queue &) { return core::internode::available(); }
 core::Result ring(gpu::WorkList &, Queue &) { return core::internode::available(); }
-uint64_t operations(const Op &) { return 0; }
+core::Result post_chunks(Op &, uint64_t **) { return core::internode::available(); }
+uint64_t operations(const Op &, bool) { return 0; }
+core::Result check_chunk_budget(const Op &) { return core::ok(); }
 uint64_t list_budget() { return 1; }
 void ring_lost(Queue &) {}
 void settle(Queue &) {}

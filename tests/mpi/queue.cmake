@@ -63,7 +63,7 @@ mpix_mpi_runs(queue_misaligned_lists NP 2 4 WATCHDOG_MS 10000)
 # list); a captured call toward another node is refused.
 if(TARGET mpixst_ofi)
   foreach(t queue_basic queue_order queue_datatypes queue_mpich)
-    mpix_vnode_run(${t} 2 1)
+    mpix_vnode_run(${t} 2 1 GPU)
     mpix_vnode_run(${t} 4 2)
   endforeach()
   mpix_vnode_run(queue_soak 3 1)
@@ -72,6 +72,11 @@ if(TARGET mpixst_ofi)
   # Throttled: a budget of 64 triggered operations, far fewer than the messages in flight.
   mpix_vnode_run(queue_soak 2 1 SUFFIX throttled ENV "MPIX_ST_THROTTLE=adaptive;MPIX_ST_TRIGGERED_OPS_MAX=64")
   mpix_vnode_run(queue_graph 2 1 SUFFIX across_nodes ARGS --across-nodes)
+  # Messages longer than a mailbox between nodes (a doorbell per message; 1 KiB mailboxes: chunks
+  # of 512 bytes, up to 19 of them a message).
+  mpix_vnode_run(queue_large 2 1 GPU ARGS --across-nodes)
+  mpix_vnode_run(queue_large 4 2 ARGS --across-nodes)
+  mpix_vnode_run(queue_large 2 1 GPU SUFFIX slot1 ARGS --across-nodes ENV MPIX_ST_P2P_SLOT_KIB=1)
 endif()
 # Soak: 10^4 messages per rank, byte-exact, both spellings, 1000 messages in flight per synchronisation.
 mpix_mpi_program(queue_soak)

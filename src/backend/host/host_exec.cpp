@@ -296,38 +296,55 @@ bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogRepo
     const Item *head, *words;
     uint32_t lane;
     work::ChunkState s;
-    bool started;  // the header is in (a send's always is): the state is known
+    bool started;   // the header is in (a send's always is): the state is known
+    bool draining;  // a send between nodes whose chunks all rang: its puts are completing
     bool done;
   };
   std::vector<Moving> moving;
   for (size_t i = 0; i + 1 < ops.size(); ++i)
     if (work::is_chunks_head(ops[i].kind))
       for (uint32_t lane = 0; lane < ops[i + 1].dtype; ++lane)
-        moving.push_back({&ops[i], &ops[i + 1], lane, {}, false, false});
+        moving.push_back({&ops[i], &ops[i + 1], lane, {}, false, false, false});
   size_t left = moving.size();
   const Moving *stuck = nullptr;
-  uint64_t want = 0;
-  auto store = [](const Moving &m, uint64_t v) {
-    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(work::lane_word(m.words->b, m.lane)))
-        .store(v, std::memory_order_release);
+  uint64_t want = 0, stuck_word = 0;
+  auto hand_over = [](const work::Handover &h) {
+    if (h.word) std::atomic_ref<uint64_t>(*h.word).store(h.value, std::memory_order_release);
+  };
+  auto store = [&](const Moving &m, uint64_t v) { hand_over(work::chunk_handover(*m.head, *m.words, m.s, m.lane, v)); };
+  // The item moves no more chunks: it rings what it still owes (between nodes), and a send between
+  // nodes waits for its puts.
+  auto end = [&](Moving &m) {
+    hand_over(work::chunks_release(*m.head, *m.words, m.s));
+    if (work::chunks_drain(*m.head, *m.words)) m.draining = true;
+    else m.done = true, --left;
   };
   const bool moved = wait_until(
       [&] {
         for (Moving &m : moving) {
           if (m.done) continue;
           const Item &head = *m.head, &words = *m.words;
+          if (m.draining) {
+            const uint64_t v = work::chunks_done_value(m.s);
+            bool all = true;
+            for (uint32_t h = 0; h < 2 && all; ++h) {
+              const uint64_t word = reinterpret_cast<uint64_t>(work::chunks_done_word(words, h));
+              if (load_acquire(word) < v) all = false, stuck = &m, want = v, stuck_word = word;
+            }
+            if (all) m.draining = false, m.done = true, --left;
+            continue;
+          }
           if (!m.started) {
-            want = work::chunk_full_value(head, words);
-            if (head.kind == work::kChunksIn &&
-                load_acquire(reinterpret_cast<uint64_t>(work::chunk_full_word(words))) < want) {
-              stuck = &m;
+            const uint64_t full = reinterpret_cast<uint64_t>(work::chunk_full_word(words));
+            if (head.kind == work::kChunksIn && load_acquire(full) < work::chunk_full_value(head, words)) {
+              stuck = &m, want = work::chunk_full_value(head, words), stuck_word = full;
               continue;
             }
             m.started = true;
             m.s = work::chunk_start(head, words);
             if (work::chunks_abandon(head, m.s)) store(m, work::chunks_abandoned(m.s));
             if (!work::chunks_progress(m.s)) {
-              m.done = true, --left;
+              end(m);
               continue;
             }
             if (pull_directly(head, words, m.s, m.lane)) {
@@ -337,29 +354,31 @@ bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogRepo
             }
             if (head.kind == work::kChunksIn) store(m, work::chunks_go(m.s));
           }
-          while (!m.done) {
-            const uint64_t seen = load_acquire(work::lane_word(words.a, m.lane));
+          while (!m.done && !m.draining) {
+            const uint64_t wait_word = work::chunk_wait_word(head, words, m.s, m.lane);
+            const uint64_t seen = load_acquire(wait_word);
             const bool out = head.kind == work::kChunksOut;
             if ((out && work::chunks_go_final(m.s, seen)) || !work::chunk_ready(m.s, seen)) {
               const bool dropped =
                   out && work::chunks_dropped(m.s, seen, load_acquire(reinterpret_cast<uint64_t>(work::chunk_full_word(words))));
-              if (dropped) m.done = true, --left;
-              else stuck = &m, want = work::chunk_want(m.s);
+              if (dropped) end(m);
+              else stuck = &m, want = work::chunk_want(m.s), stuck_word = wait_word;
               break;
             }
             const work::ChunkMove c = work::chunk_move(head, words, m.s, m.lane);
             if (c.bytes) std::memcpy(c.dst, c.src, c.bytes);  // a share past the end: a handover only
             store(m, c.signal);
-            if (++m.s.next == m.s.total) m.done = true, --left;
+            if (++m.s.next == m.s.total) {
+              if (work::chunks_drain(head, words)) m.draining = true;
+              else m.done = true, --left;
+            }
           }
         }
         return left == 0;
       },
       list.watchdog_ns, watch);
   if (!moved && stuck) {
-    const uint64_t word = stuck->started ? work::lane_word(stuck->words->a, stuck->lane)
-                                         : reinterpret_cast<uint64_t>(work::chunk_full_word(*stuck->words));
-    *report = WatchdogReport{list.window_id, stuck->head->peer, stuck->head->dtype, want, load_acquire(word)};
+    *report = WatchdogReport{list.window_id, stuck->head->peer, stuck->head->dtype, want, load_acquire(stuck_word)};
     report->after_fault = watch && watch->ended;
   }
   return moved;

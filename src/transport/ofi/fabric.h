@@ -214,6 +214,9 @@ class Fabric {
                                   uint64_t remote_offset, const Trigger &trigger);
   Status triggered_atomic_write_u64(uint64_t value, int peer, const RemoteRegion &remote,
                                     uint64_t remote_offset, const Trigger &trigger);
+  // The remote word becomes the larger of it and `value`: signals that may land in any order.
+  Status triggered_atomic_max_u64(uint64_t value, int peer, const RemoteRegion &remote,
+                                  uint64_t remote_offset, const Trigger &trigger);
 
   // Drives the provider: reads its completion queue (failed operations become last_error()) and
   // pokes trigger counters whose fired operations the provider could not start (sockets checks

@@ -136,6 +136,9 @@ struct Fabric::Impl {
   Status atomic(TriggerStyle s, fi_op op, fi_datatype type, const void *local, size_t count, Region local_region,
                 uint64_t operand, fi_addr_t dest, const RemoteRegion &remote, uint64_t remote_offset,
                 const Trigger &trigger);
+  // The same with one 64-bit operand toward world rank `peer`.
+  Status atomic_u64(fi_op op, uint64_t operand, int peer, const RemoteRegion &remote, uint64_t remote_offset,
+                    const Trigger &trigger);
   // The local descriptor of [p, p + bytes) inside `r`, or an error naming `what`.
   Status local_range(Region r, const void *p, size_t bytes, const char *what, void **desc);
   Status submit(TriggerStyle s, OpKind kind, uint32_t rec, const Trigger &trigger);

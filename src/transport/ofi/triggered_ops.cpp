@@ -352,20 +352,26 @@ size_t Fabric::atomic_count_limit(AtomicType type, AtomicOp op) const {
   return impl_->atomic_limits[static_cast<int>(type)][static_cast<int>(op)];
 }
 
+Status Fabric::Impl::atomic_u64(fi_op op, uint64_t operand, int peer, const RemoteRegion &remote,
+                                uint64_t remote_offset, const Trigger &trigger) {
+  fi_addr_t dest;
+  if (Status s = peer_address(peer, &dest)) return s;
+  return atomic(style, op, FI_UINT64, nullptr, 1, Region{}, operand, dest, remote, remote_offset, trigger);
+}
+
 Status Fabric::triggered_atomic_add_u64(uint64_t value, int peer, const RemoteRegion &remote,
                                         uint64_t remote_offset, const Trigger &trigger) {
-  fi_addr_t dest;
-  if (Status s = impl_->peer_address(peer, &dest)) return s;
-  return impl_->atomic(impl_->style, FI_SUM, FI_UINT64, nullptr, 1, Region{}, value, dest, remote, remote_offset,
-                       trigger);
+  return impl_->atomic_u64(FI_SUM, value, peer, remote, remote_offset, trigger);
 }
 
 Status Fabric::triggered_atomic_write_u64(uint64_t value, int peer, const RemoteRegion &remote,
                                           uint64_t remote_offset, const Trigger &trigger) {
-  fi_addr_t dest;
-  if (Status s = impl_->peer_address(peer, &dest)) return s;
-  return impl_->atomic(impl_->style, FI_ATOMIC_WRITE, FI_UINT64, nullptr, 1, Region{}, value, dest, remote,
-                       remote_offset, trigger);
+  return impl_->atomic_u64(FI_ATOMIC_WRITE, value, peer, remote, remote_offset, trigger);
+}
+
+Status Fabric::triggered_atomic_max_u64(uint64_t value, int peer, const RemoteRegion &remote,
+                                        uint64_t remote_offset, const Trigger &trigger) {
+  return impl_->atomic_u64(FI_MAX, value, peer, remote, remote_offset, trigger);
 }
 
 size_t Fabric::pending_ops() {
