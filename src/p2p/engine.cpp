@@ -81,6 +81,38 @@ void copy_statuses(void *arg) {
   delete job;
 }
 
+// Statuses of captured receives on GPU backends (MPICH's stream waits): each replay's list copies
+// the message's length into a word of its own, and a host node of the graph after the list copies
+// it into the status. The graph may be replayed until the program ends, so words and jobs are kept
+// for the process's life (8 and 16 bytes per captured receive that asked for a status).
+struct CapturedStatuses {
+  std::vector<std::pair<char *, const uint64_t *>> copies;  // (the status's count word, the length word)
+};
+void copy_captured_statuses(void *arg) {
+  for (const auto &[count, length] : static_cast<const CapturedStatuses *>(arg)->copies) {
+    const int n = static_cast<int>(std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(length)).load(std::memory_order_acquire));
+    std::memcpy(count, &n, sizeof n);
+  }
+}
+std::vector<std::unique_ptr<CapturedStatuses>> &g_captured_statuses = *new std::vector<std::unique_ptr<CapturedStatuses>>;
+
+// A length word for a captured receive's status: (device view, host view).
+Result captured_length_word(uint64_t **device, uint64_t **host) {
+  constexpr size_t kWords = 512;
+  static gpu::HostMapped chunk;  // never freed: graphs may use its words until exit
+  static size_t used = kWords;
+  if (used == kWords) {
+    gpu::Backend &be = gpu::backend();
+    if (be.allocate_host_mapped(kWords * sizeof(uint64_t), &chunk))
+      return fail(core::resource_error_class(), "a captured receive's status word: " + be.last_error());
+    used = 0;
+  }
+  *device = static_cast<uint64_t *>(chunk.device) + used;
+  *host = static_cast<uint64_t *>(chunk.host) + used;
+  ++used;
+  return ok();
+}
+
 std::string peer_text(const Op &op) {
   return std::string(op.send ? " to rank " : " from rank ") + std::to_string(op.peer) + " (tag " +
          std::to_string(op.tag) + ")";
@@ -230,6 +262,8 @@ void receive_items(gpu::WorkList &list, std::vector<work::Item> &chunks, std::ve
   if (op.user_status && host_backend())
     tail.push_back(core::copy_item(status_count_word(op),
                                    mb + kLengthAt, 4));
+  else if (op.user_status && op.captured)
+    tail.push_back(core::copy_item(op.length_word, mb + kLengthAt, sizeof(uint64_t)));
   if (rt.signal_word) {
     work::Item freed = add_one(rt.signal_word);
     freed.flags |= work::kPeerCount;  // the sender waits for it: no later wait may come first
@@ -353,6 +387,16 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
       if (!op->send && op->ctx->local[op->peer] >= 0 && looked.emplace(op->ctx.get(), op->peer).second)
         map_sources(*op->ctx, op->peer);
   }
+  // Statuses of captured receives on GPU backends: a host node after the list.
+  std::unique_ptr<CapturedStatuses> captured_statuses;
+  if (!sends && capturing && !host_backend())
+    for (const auto &op : ops)
+      if (!op->send && op->user_status) {
+        uint64_t *host = nullptr;
+        if (Result r = captured_length_word(&op->length_word, &host)) return r;
+        if (!captured_statuses) captured_statuses = std::make_unique<CapturedStatuses>();
+        captured_statuses->copies.emplace_back(status_count_word(*op), host);
+      }
   for (const auto &op : ops) {
     Route rt = route_of(*op, box_index(op->channel, op->use));
     // Between nodes, a message's chunks ring a doorbell of their own.
@@ -407,6 +451,11 @@ Result enqueue_list(Queue &q, const std::vector<std::shared_ptr<Op>> &ops, bool 
       return fail(MPI_ERR_OTHER, "enqueuing the copy of the receives' statuses failed: " + why);
     }
     statuses.release();  // copy_statuses deletes it
+  }
+  if (captured_statuses) {
+    if (be.enqueue_host_call(q.stream, copy_captured_statuses, captured_statuses.get()))
+      return fail(MPI_ERR_OTHER, "capturing the copy of the receives' statuses failed: " + be.last_error());
+    g_captured_statuses.push_back(std::move(captured_statuses));
   }
   // A chunked send is done with once its chunks' list ran (or, captured, is in the graph).
   auto chunks_follow = [&](const std::shared_ptr<Op> &op) {
@@ -780,13 +829,11 @@ Result status_after(const std::shared_ptr<Op> &held) {
   Op &op = *held;
   if (!op.user_status) return ok();
   Queue &q = *op.queue;
-  if (op.captured) {
-    if (!host_backend()) return ok();  // captured receives fill no status on GPU backends
+  if (op.captured)
     return fail(MPI_ERR_UNSUPPORTED_OPERATION,
                 std::string(op.call) + peer_text(op) +
                     ": its status is asked for after an earlier wait put it in the captured graph; a captured "
                     "receive fills a status only where its first wait asks for it");
-  }
   gpu::Backend &be = gpu::backend();
   if (host_backend()) {
     gpu::WorkList list;

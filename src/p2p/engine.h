@@ -63,6 +63,7 @@ struct Op {
   uint64_t *record = nullptr;            // receive: the header as delivered; chunked send: its end (device view)
   uint64_t *record_host = nullptr;       // the same, for the host
   MPI_Status *user_status = nullptr;     // MPICH's stream waits: the stream writes its count (host backend)
+  uint64_t *length_word = nullptr;       // captured with a status on a GPU backend: each replay's length
   std::shared_ptr<Queue> queue;
   uint64_t list = 0;                     // which of its queue's lists holds it; 0: none yet
   bool started = false;                  // HPE: MPIX_Enqueue_start passed it (MPICH ops start at once)

@@ -14,6 +14,7 @@
 // One-way beyond a channel's mailboxes: rank 0 captures 16 blocking zero-byte receives of one tag
 // (16 nodes: a receive's "free" never waits behind a later receive), rank 1 captures the sends,
 // its 9th send waiting for rank 0's stream to take the first.
+// A captured MPIX_Recv_enqueue's status: each replay writes its count (GPU backends: a host node).
 // Misuse: operations called before a capture and started inside it, or called inside and waited
 // for after it, are refused (MPI_ERR_OTHER) and can still be completed where they belong. A graph
 // replayed after MPI_Comm_free of its communicator moves nothing and reports MPI_ERR_WIN.
@@ -341,6 +342,36 @@ void across_nodes(void *s) {
   MT_OK(MPIX_Free_queue(q));
 }
 
+// MPICH's blocking receive with a status, captured with the send before it: every replay writes
+// the received count (set to 0 on the host before each replay): on the host backend from the list,
+// on GPU backends from a host node of the graph after it.
+void captured_status(void *s, MPI_Comm comm) {
+  g_context = "a captured receive's status";
+  constexpr int kReplays = 3, kRoom = 128;
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  const int sent = 40 + right, expected = 40 + g_rank;
+  DevBuf out(sent), in(kRoom);
+  MPI_Status st;
+  xdev::stream_begin_capture(s);
+  MT_OK(MPIX_Send_enqueue(out.p, sent, MPI_BYTE, right, 21, comm));
+  MT_OK(MPIX_Recv_enqueue(in.p, kRoom, MPI_BYTE, left, 21, comm, &st));
+  void *graph = xdev::stream_end_capture(s);
+  for (int r = 0; r < kReplays && !g_failures; ++r) {
+    out.upload(pattern(sent, key(91, g_rank, r)));
+    MPI_Status_set_elements(&st, MPI_BYTE, 0);
+    MPI_Barrier(MPI_COMM_WORLD);  // every rank's buffers ready before any replay moves them
+    xdev::graph_launch(graph, s);
+    MT_SYNC(s);
+    int n = -1;
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    MT_CHECKF(n == expected, "replay %d: MPI_Get_count %d, want %d", r, n, expected);
+    const auto got = in.download();
+    MT_SAME_BYTES(got.data(), pattern(expected, key(91, left, r)).data(), static_cast<size_t>(expected), "the message");
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  xdev::graph_destroy(graph);
+}
+
 int main(int argc, char **argv) {
   init(&argc, &argv, "queue_graph");
   void *s = stream_create();
@@ -370,6 +401,7 @@ int main(int argc, char **argv) {
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     blocks("MPICH", s, [&](Block &k) { mpich_block(k, comm); }, "rrererrr", 1, block_messages().size() + 1);
     one_way_beyond_mailboxes(s, comm);
+    captured_status(s, comm);
     misuse_mpich(s, comm);
     MT_SYNC(s);
     MPI_Comm_free(&comm);

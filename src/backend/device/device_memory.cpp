@@ -27,9 +27,13 @@ void DeviceBackend::free_window_memory(void *ptr) { (void)MPIX_GPU(Free)(ptr); }
 
 int DeviceBackend::allocate_host_mapped(size_t bytes, HostMapped *out) {
   *out = HostMapped{};
-  if (int st = check(gpuHostAlloc(&out->host, bytes ? bytes : 1, gpuHostAllocMapped | gpuHostAllocPortable),
-                     "pinned host allocation", kErrNoMemory))
-    return st;
+  // Two-sided calls made while their stream is captured may need more of it (status records and
+  // words): the runtime refuses the allocation under capture unless this thread relaxes the mode.
+  gpuStreamCaptureMode mode = gpuStreamCaptureModeRelaxed;
+  (void)MPIX_GPU(ThreadExchangeStreamCaptureMode)(&mode);
+  const gpuError_t e = gpuHostAlloc(&out->host, bytes ? bytes : 1, gpuHostAllocMapped | gpuHostAllocPortable);
+  (void)MPIX_GPU(ThreadExchangeStreamCaptureMode)(&mode);
+  if (int st = check(e, "pinned host allocation", kErrNoMemory)) return st;
   std::memset(out->host, 0, bytes);
   if (int st = check(MPIX_GPU(HostGetDevicePointer)(&out->device, out->host, 0), "device view of host memory")) {
     (void)gpuFreeHost(out->host);

@@ -22,6 +22,8 @@ constexpr auto gpuHostRegisterMapped = hipHostRegisterMapped;
 constexpr auto gpuErrorNotSupported = hipErrorNotSupported;
 using gpuStreamCaptureStatus = hipStreamCaptureStatus;
 constexpr auto gpuStreamCaptureStatusNone = hipStreamCaptureStatusNone;
+using gpuStreamCaptureMode = hipStreamCaptureMode;
+constexpr auto gpuStreamCaptureModeRelaxed = hipStreamCaptureModeRelaxed;
 using gpuGraphNode_t = hipGraphNode_t;
 // The one node a capturing stream's next node would depend on (null if not exactly one).
 inline gpuError_t gpu_capture_sole_dependency(gpuStream_t s, unsigned long long *capture, gpuGraphNode_t *node) {
@@ -81,6 +83,8 @@ constexpr auto gpuHostRegisterMapped = cudaHostRegisterMapped;
 constexpr auto gpuErrorNotSupported = cudaErrorNotSupported;
 using gpuStreamCaptureStatus = cudaStreamCaptureStatus;
 constexpr auto gpuStreamCaptureStatusNone = cudaStreamCaptureStatusNone;
+using gpuStreamCaptureMode = cudaStreamCaptureMode;
+constexpr auto gpuStreamCaptureModeRelaxed = cudaStreamCaptureModeRelaxed;
 using gpuGraphNode_t = cudaGraphNode_t;
 // The one node a capturing stream's next node would depend on (null if not exactly one).
 inline gpuError_t gpu_capture_sole_dependency(gpuStream_t s, unsigned long long *capture, gpuGraphNode_t *node) {
