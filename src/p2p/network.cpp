@@ -305,7 +305,7 @@ Result post_send(const Op &op, Queue &q) {
     const uint64_t n = std::min(most, total - done);
     if (f.triggered_put(from + done, n, r.staging_reg, r.world[op.peer], r.peer_areas[ri], at_peer + done,
                         ofi::Trigger{b.trigger, ring, puts->done}))
-      return internode::transport_failure("posting a message's triggered put");
+      return internode::transport_failure(("posting the triggered put of a message to rank " + std::to_string(op.peer)).c_str());
     ++puts->posted;
   }
   b.pending.push_back({r.world[op.peer], r.peer_flags[ri], flag_offset(kRemoteFlags.full(mine, box))});
@@ -323,7 +323,7 @@ Result post_receive(const Op &op, Queue &q) {
   if (Result e = internode::reserve(1, b.signal_done, b.signals_posted + 1)) return e;
   if (f.triggered_atomic_add_u64(1, r.world[op.peer], r.peer_flags[ri], flag_offset(kRemoteFlags.free(mine, box)),
                                  ofi::Trigger{b.trigger, b.rings + 1, b.signal_done}))
-    return internode::transport_failure("posting a receive's triggered signal");
+    return internode::transport_failure(("posting the triggered signal of a receive from rank " + std::to_string(op.peer)).c_str());
   ++b.signals_posted;
   return ok();
 }
@@ -357,17 +357,17 @@ Result post_chunks(Op &op, uint64_t **bell) {
       for (uint64_t done = 0; done < len; done += most) {
         if (f.triggered_put(from + done, std::min(most, len - done), r.staging_reg, peer, r.peer_areas[ri],
                             r.offset(mine, box) + at + done, ofi::Trigger{b->trigger, k + 1, p.done}))
-          return internode::transport_failure("posting a long message's triggered put");
+          return internode::transport_failure(("posting a triggered put of a long message to rank " + std::to_string(op.peer)).c_str());
         ++p.posted;
       }
       const uint64_t word = kRemoteFlags.chunk(mine, box) + (k & 1) * (work::kLaneStride / sizeof(uint64_t));
       if (signal(peer, r.peer_flags[ri], word, (round << 32) | (k + 1), ofi::Trigger{p.done, p.posted, b->signal_done}))
-        return internode::transport_failure("posting a long message's triggered signal");
+        return internode::transport_failure(("posting a triggered signal of a long message to rank " + std::to_string(op.peer)).c_str());
     }
     for (int h = 0; h < 2; ++h)
       if (signal(self, r.own_flags, kRemoteFlags.done(ri, box, h), round + 1,
                  ofi::Trigger{b->puts[h].done, b->puts[h].posted, b->signal_done}))
-        return internode::transport_failure("posting a long message's triggered signal");
+        return internode::transport_failure(("posting a triggered signal of a long message to rank " + std::to_string(op.peer)).c_str());
     b->rings = n;
   } else {
     // Ring i: go = i + 1 in the sender's go word; the last, ring K + 1: the sender need not wait
@@ -375,7 +375,7 @@ Result post_chunks(Op &op, uint64_t **bell) {
     for (uint64_t i = 1; i <= n + 1; ++i)
       if (signal(peer, r.peer_flags[ri], kRemoteFlags.go(mine, box),
                  (round << 32) | (i <= n ? i + 1 : work::kChunksAbandoned), ofi::Trigger{b->trigger, i, b->signal_done}))
-        return internode::transport_failure("posting a long receive's triggered signal");
+        return internode::transport_failure(("posting a triggered signal of a long receive from rank " + std::to_string(op.peer)).c_str());
     b->rings = n + 1;
   }
   internode::doorbells().arm(b->watch_id, b->rings);

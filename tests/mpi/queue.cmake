@@ -112,3 +112,10 @@ add_test(NAME mpi.queue_kill_peer.np3 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/ki
 string(REPLACE ";" " " queue_kill_peer_preflags "${MPIEXEC_PREFLAGS}")
 set_tests_properties(mpi.queue_kill_peer.np3 PROPERTIES LABELS mpi TIMEOUT 300
   ENVIRONMENT "MPIX_ST_BACKEND=host;MPIX_ST_WATCHDOG_MS=1000;MPIX_TEST_MPIEXEC_PREFLAGS=${queue_kill_peer_preflags}")
+# The same with every rank on a virtual node of its own (the messages through the network).
+if(TARGET mpixst_ofi)
+  add_test(NAME mpi.queue_kill_peer.vnode1.np3 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/kill_peer.sh ${MPIEXEC_EXECUTABLE}
+           $<TARGET_FILE:test_queue_kill_peer> 1)
+  set_tests_properties(mpi.queue_kill_peer.vnode1.np3 PROPERTIES LABELS "mpi;internode" TIMEOUT 300 RUN_SERIAL TRUE
+    ENVIRONMENT "MPIX_ST_BACKEND=host;MPIX_ST_WATCHDOG_MS=1000;MPIX_ST_VNODE_SIZE=1;${MPIX_TEST_SOCKETS_ENV};MPIX_TEST_MPIEXEC_PREFLAGS=${queue_kill_peer_preflags}")
+endif()
