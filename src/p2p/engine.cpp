@@ -71,12 +71,16 @@ struct StatusCopies {
   std::vector<std::pair<char *, const uint64_t *>> copies;  // (the status's count word, the record's length)
   uint64_t *done;                                             // the queue's lists that ran (host view)
 };
-void copy_statuses(void *arg) {
-  auto *job = static_cast<StatusCopies *>(arg);
-  for (const auto &[count, length] : job->copies) {
-    const int n = static_cast<int>(std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(length)).load(std::memory_order_acquire));
+void copy_counts(const std::vector<std::pair<char *, const uint64_t *>> &copies) {
+  for (const auto &[count, length] : copies) {
+    const uint64_t bytes = std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(length)).load(std::memory_order_acquire);
+    const int n = static_cast<int>(bytes);
     std::memcpy(count, &n, sizeof n);
   }
+}
+void copy_statuses(void *arg) {
+  auto *job = static_cast<StatusCopies *>(arg);
+  copy_counts(job->copies);
   std::atomic_ref<uint64_t>(*job->done).fetch_add(1, std::memory_order_release);
   delete job;
 }
@@ -88,13 +92,9 @@ void copy_statuses(void *arg) {
 struct CapturedStatuses {
   std::vector<std::pair<char *, const uint64_t *>> copies;  // (the status's count word, the length word)
 };
-void copy_captured_statuses(void *arg) {
-  for (const auto &[count, length] : static_cast<const CapturedStatuses *>(arg)->copies) {
-    const int n = static_cast<int>(std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(length)).load(std::memory_order_acquire));
-    std::memcpy(count, &n, sizeof n);
-  }
-}
-std::vector<std::unique_ptr<CapturedStatuses>> &g_captured_statuses = *new std::vector<std::unique_ptr<CapturedStatuses>>;
+void copy_captured_statuses(void *arg) { copy_counts(static_cast<const CapturedStatuses *>(arg)->copies); }
+std::vector<std::unique_ptr<CapturedStatuses>> &g_captured_statuses =
+    *new std::vector<std::unique_ptr<CapturedStatuses>>;
 
 // A length word for a captured receive's status: (device view, host view).
 Result captured_length_word(uint64_t **device, uint64_t **host) {

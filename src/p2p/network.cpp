@@ -96,6 +96,12 @@ uint64_t chunk_operations(const Op &op) {
   for (uint64_t k = 0; k < n; ++k) ops += puts_for(std::min(half, op.bytes - k * half));
   return ops;
 }
+// A failed post, naming the peer (the transport may already have dropped a rank that died).
+Result post_failed(const char *what, const Op &op) {
+  const std::string text =
+      std::string("posting ") + what + (op.send ? " to rank " : " from rank ") + std::to_string(op.peer);
+  return internode::transport_failure(text.c_str());
+}
 // Whether op moves chunks between nodes in a wait point's list.
 bool moves_chunks(const Op &op) { return op.send ? op.chunked : op.bytes > op.ctx->slot_bytes; }
 
@@ -216,7 +222,7 @@ uint64_t operations(const Op &op, bool in_send_list) {
   if (!op.ctx || op.ctx->local[op.peer] >= 0) return 0;
   if (in_send_list) return puts_of(op) + 1;
   if (op.send) return chunk_operations(op);  // its header went with a send list
-  return 1 + chunk_operations(op);            // as in a list that moves chunks
+  return 1 + chunk_operations(op);           // as in a list that moves chunks
 }
 
 Result check_chunk_budget(const Op &op) {
@@ -305,7 +311,7 @@ Result post_send(const Op &op, Queue &q) {
     const uint64_t n = std::min(most, total - done);
     if (f.triggered_put(from + done, n, r.staging_reg, r.world[op.peer], r.peer_areas[ri], at_peer + done,
                         ofi::Trigger{b.trigger, ring, puts->done}))
-      return internode::transport_failure(("posting the triggered put of a message to rank " + std::to_string(op.peer)).c_str());
+      return post_failed("the triggered put of a message", op);
     ++puts->posted;
   }
   b.pending.push_back({r.world[op.peer], r.peer_flags[ri], flag_offset(kRemoteFlags.full(mine, box))});
@@ -323,7 +329,7 @@ Result post_receive(const Op &op, Queue &q) {
   if (Result e = internode::reserve(1, b.signal_done, b.signals_posted + 1)) return e;
   if (f.triggered_atomic_add_u64(1, r.world[op.peer], r.peer_flags[ri], flag_offset(kRemoteFlags.free(mine, box)),
                                  ofi::Trigger{b.trigger, b.rings + 1, b.signal_done}))
-    return internode::transport_failure(("posting the triggered signal of a receive from rank " + std::to_string(op.peer)).c_str());
+    return post_failed("the triggered signal of a receive", op);
   ++b.signals_posted;
   return ok();
 }
@@ -334,7 +340,7 @@ Result post_chunks(Op &op, uint64_t **bell) {
   const Remote &r = *op.ctx->remote;
   ofi::Fabric &f = internode::fabric();
   const int box = box_index(op.channel, op.use), ri = r.index[op.peer], mine = r.my_index[op.peer];
-  const int peer = r.world[op.peer], self = r.world[op.ctx->rank];
+  const int peer_world = r.world[op.peer], self_world = r.world[op.ctx->rank];
   const uint64_t half = op.ctx->slot_bytes / 2, n = chunks_of(op), round = box_round(op.use);
   const uint64_t ops = chunk_operations(op);
   // One reservation for all, complete once every signal is: a send's last are its done words,
@@ -355,27 +361,29 @@ Result post_chunks(Op &op, uint64_t **bell) {
       const uint64_t at = kDataAt + (k & 1) * half, len = std::min(half, op.bytes - k * half);
       const char *from = r.staging_host(op.peer, box) + at;
       for (uint64_t done = 0; done < len; done += most) {
-        if (f.triggered_put(from + done, std::min(most, len - done), r.staging_reg, peer, r.peer_areas[ri],
+        if (f.triggered_put(from + done, std::min(most, len - done), r.staging_reg, peer_world, r.peer_areas[ri],
                             r.offset(mine, box) + at + done, ofi::Trigger{b->trigger, k + 1, p.done}))
-          return internode::transport_failure(("posting a triggered put of a long message to rank " + std::to_string(op.peer)).c_str());
+          return post_failed("a triggered put of a long message", op);
         ++p.posted;
       }
       const uint64_t word = kRemoteFlags.chunk(mine, box) + (k & 1) * (work::kLaneStride / sizeof(uint64_t));
-      if (signal(peer, r.peer_flags[ri], word, (round << 32) | (k + 1), ofi::Trigger{p.done, p.posted, b->signal_done}))
-        return internode::transport_failure(("posting a triggered signal of a long message to rank " + std::to_string(op.peer)).c_str());
+      if (signal(peer_world, r.peer_flags[ri], word, (round << 32) | (k + 1),
+                 ofi::Trigger{p.done, p.posted, b->signal_done}))
+        return post_failed("a triggered signal of a long message", op);
     }
     for (int h = 0; h < 2; ++h)
-      if (signal(self, r.own_flags, kRemoteFlags.done(ri, box, h), round + 1,
+      if (signal(self_world, r.own_flags, kRemoteFlags.done(ri, box, h), round + 1,
                  ofi::Trigger{b->puts[h].done, b->puts[h].posted, b->signal_done}))
-        return internode::transport_failure(("posting a triggered signal of a long message to rank " + std::to_string(op.peer)).c_str());
+        return post_failed("a triggered signal of a long message", op);
     b->rings = n;
   } else {
     // Ring i: go = i + 1 in the sender's go word; the last, ring K + 1: the sender need not wait
     // for this receive any more (it took the whole message, or nothing of it).
     for (uint64_t i = 1; i <= n + 1; ++i)
-      if (signal(peer, r.peer_flags[ri], kRemoteFlags.go(mine, box),
-                 (round << 32) | (i <= n ? i + 1 : work::kChunksAbandoned), ofi::Trigger{b->trigger, i, b->signal_done}))
-        return internode::transport_failure(("posting a triggered signal of a long receive from rank " + std::to_string(op.peer)).c_str());
+      if (signal(peer_world, r.peer_flags[ri], kRemoteFlags.go(mine, box),
+                 (round << 32) | (i <= n ? i + 1 : work::kChunksAbandoned),
+                 ofi::Trigger{b->trigger, i, b->signal_done}))
+        return post_failed("a triggered signal of a long receive", op);
     b->rings = n + 1;
   }
   internode::doorbells().arm(b->watch_id, b->rings);
