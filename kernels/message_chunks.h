@@ -95,6 +95,10 @@ MPIX_HOST_DEVICE inline uint64_t chunk_full_value(const Item &head, const Item &
   return chunk_round(head, words) + 1;
 }
 
+// Chunks of `half` bytes that `bytes` take: both sides of a message between nodes number their
+// rings by it (a send's chunks, the chunks a receive's buffer holds), so one function counts them.
+MPIX_HOST_DEVICE inline uint64_t chunk_count(uint64_t bytes, uint64_t half) { return (bytes + half - 1) / half; }
+
 // The state of a chunks item once its message's header is in (a send's always is). Reads the header.
 MPIX_HOST_DEVICE inline ChunkState chunk_start(const Item &head, const Item &words) {
   ChunkState s{};
@@ -103,7 +107,7 @@ MPIX_HOST_DEVICE inline ChunkState chunk_start(const Item &head, const Item &wor
   const uint64_t half = static_cast<uint32_t>(words.peer);
   s.length = out ? head.bytes : *reinterpret_cast<const volatile uint64_t *>(head.b - kChunkLengthBefore);
   if (s.length <= 2 * half) return s;  // it travelled whole, in the mailbox
-  s.total = static_cast<uint32_t>((s.length + half - 1) / half);
+  s.total = static_cast<uint32_t>(chunk_count(s.length, half));
   s.copy = out || (head.a != 0 && s.length <= head.bytes);
   return s;
 }
@@ -144,8 +148,7 @@ MPIX_HOST_DEVICE inline uint64_t chunk_wait_word(const Item &head, const Item &w
 }
 // A receive's last ring: K + 1, K the chunks of the chunk size its buffer holds.
 MPIX_HOST_DEVICE inline uint64_t chunks_last_ring(const Item &head, const Item &words) {
-  const uint64_t half = static_cast<uint32_t>(words.peer);
-  return (head.bytes + half - 1) / half + 1;
+  return chunk_count(head.bytes, static_cast<uint32_t>(words.peer)) + 1;
 }
 struct Handover {
   uint64_t *word;  // null: nothing to store

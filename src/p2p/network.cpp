@@ -83,10 +83,7 @@ uint64_t puts_of(const Op &op) { return puts_for(kDataAt + (op.chunked ? 0 : op.
 
 // The chunks of a long message (kernels/message_chunks.h, Between nodes): a send's, of half a
 // mailbox each, or those a receive's buffer holds (K).
-uint64_t chunks_of(const Op &op) {
-  const uint64_t half = op.ctx->slot_bytes / 2;
-  return (op.bytes + half - 1) / half;
-}
+uint64_t chunks_of(const Op &op) { return work::chunk_count(op.bytes, op.ctx->slot_bytes / 2); }
 // Operations of a long message's chunks: per chunk its puts and its signal, and a send's two done
 // signals; a receive's K + 1 go signals.
 uint64_t chunk_operations(const Op &op) {

@@ -336,8 +336,9 @@ bool run_chunks(const std::vector<Item> &ops, const WorkList &list, WatchdogRepo
           }
           if (!m.started) {
             const uint64_t full = reinterpret_cast<uint64_t>(work::chunk_full_word(words));
-            if (head.kind == work::kChunksIn && load_acquire(full) < work::chunk_full_value(head, words)) {
-              stuck = &m, want = work::chunk_full_value(head, words), stuck_word = full;
+            const uint64_t header_in = work::chunk_full_value(head, words);
+            if (head.kind == work::kChunksIn && load_acquire(full) < header_in) {
+              stuck = &m, want = header_in, stuck_word = full;
               continue;
             }
             m.started = true;
